@@ -1,0 +1,29 @@
+//! Printer columns of the core kinds, mimicking `kubectl get` where a JSONPath can express it.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition;
+
+/// A printer column: name, type (`string`, `integer`, `date`, ...), JSONPath, priority.
+pub(crate) type Column = (&'static str, &'static str, &'static str, i32);
+
+/// The `Age` column every kind ends with.
+pub(crate) const AGE: Column = ("Age", "date", ".metadata.creationTimestamp", 0);
+
+/// `kubectl get` prints RBAC objects and CRDs with their creation time, not an age.
+pub(crate) const CREATED_AT: Column = ("Created At", "string", ".metadata.creationTimestamp", 0);
+
+/// Builds the CRD column definitions.
+pub(crate) fn definitions(columns: &[Column]) -> Vec<CustomResourceColumnDefinition> {
+    columns
+        .iter()
+        .map(
+            |&(name, type_, json_path, priority)| CustomResourceColumnDefinition {
+                name: name.into(),
+                type_: type_.into(),
+                json_path: json_path.into(),
+                priority: (priority != 0).then_some(priority),
+                description: None,
+                format: None,
+            },
+        )
+        .collect()
+}

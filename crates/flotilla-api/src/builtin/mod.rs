@@ -1,0 +1,141 @@
+//! Core Kubernetes kinds the hub stores, described as CRDs so the generic engine serves them
+//! like any other kind. Schemas come from k8s-openapi, inlined into one structural schema.
+
+mod column;
+mod kinds;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
+    CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
+    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
+    JSONSchemaProps, SelectableField,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::{Value, json};
+
+use crate::crd::schema::finalize;
+use kinds::{CORE_KINDS, CoreKind};
+
+/// CRD-shaped definitions of the core kinds the hub must store (namespaces, config, workloads,
+/// RBAC, leases, events and CRDs themselves), with kubectl's names, short names, categories and
+/// columns. The group is `""` for the core group; the definition's name is then `<plural>`.
+pub fn core_crds() -> Vec<CustomResourceDefinition> {
+    CORE_KINDS.iter().map(definition).collect()
+}
+
+fn definition(kind: &CoreKind) -> CustomResourceDefinition {
+    let name = if kind.group.is_empty() {
+        kind.plural.to_string()
+    } else {
+        format!("{}.{}", kind.plural, kind.group)
+    };
+    let strings = |items: &[&str]| -> Option<Vec<String>> {
+        (!items.is_empty()).then(|| items.iter().map(|s| s.to_string()).collect())
+    };
+    let subresources = (kind.status || kind.scale).then(|| CustomResourceSubresources {
+        status: kind
+            .status
+            .then(|| CustomResourceSubresourceStatus(json!({}))),
+        scale: kind.scale.then(|| CustomResourceSubresourceScale {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: None,
+        }),
+    });
+    let selectable_fields = (!kind.selectable.is_empty()).then(|| {
+        kind.selectable
+            .iter()
+            .map(|path| SelectableField {
+                json_path: path.to_string(),
+            })
+            .collect()
+    });
+    CustomResourceDefinition {
+        metadata: ObjectMeta {
+            name: Some(name),
+            ..ObjectMeta::default()
+        },
+        spec: CustomResourceDefinitionSpec {
+            group: kind.group.into(),
+            names: CustomResourceDefinitionNames {
+                kind: kind.kind.into(),
+                list_kind: Some(format!("{}List", kind.kind)),
+                plural: kind.plural.into(),
+                singular: Some(kind.kind.to_lowercase()),
+                short_names: strings(kind.short_names),
+                categories: strings(kind.categories),
+            },
+            scope: if kind.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            }
+            .into(),
+            versions: vec![CustomResourceDefinitionVersion {
+                name: kind.version.into(),
+                served: true,
+                storage: true,
+                additional_printer_columns: Some(column::definitions(kind.columns)),
+                schema: Some(CustomResourceValidation {
+                    open_api_v3_schema: Some(schema(kind)),
+                }),
+                selectable_fields,
+                subresources,
+                deprecated: None,
+                deprecation_warning: None,
+            }],
+            conversion: None,
+            preserve_unknown_fields: None,
+        },
+        status: None,
+    }
+}
+
+/// The kind's structural schema, with the few defaults kube-apiserver's defaulting makes
+/// load-bearing for the hub.
+fn schema(kind: &CoreKind) -> JSONSchemaProps {
+    let mut schema = (kind.schema)();
+    if (kind.group, kind.kind) == ("apiextensions.k8s.io", "CustomResourceDefinition") {
+        // JSONSchemaProps is recursive; the engine validates user schemas itself.
+        set(
+            &mut schema,
+            "/properties/spec/properties/versions/items/properties/schema/properties/openAPIV3Schema",
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                   "description": "The OpenAPI v3 schema of this version (validated by the engine, stored as given)."}),
+        );
+    }
+    finalize(&mut schema);
+    match kind.kind {
+        "Namespace" => set_default(
+            &mut schema,
+            "/properties/status/properties/phase",
+            json!("Active"),
+        ),
+        "Deployment" | "StatefulSet" => set_default(
+            &mut schema,
+            "/properties/spec/properties/replicas",
+            json!(1),
+        ),
+        "Service" => set_default(
+            &mut schema,
+            "/properties/spec/properties/type",
+            json!("ClusterIP"),
+        ),
+        _ => {}
+    }
+    serde_json::from_value(schema).expect("generated schema is a JSONSchemaProps")
+}
+
+fn set(schema: &mut Value, pointer: &str, value: Value) {
+    let node = schema
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("schema has {pointer}"));
+    *node = value;
+}
+
+fn set_default(schema: &mut Value, pointer: &str, default: Value) {
+    let node = schema
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("schema has {pointer}"));
+    node["default"] = default;
+}

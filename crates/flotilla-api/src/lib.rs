@@ -1,0 +1,36 @@
+//! Flotilla's API: the resource types of the fleet (KubeFleet-compatible), the CRD-shaped
+//! definitions the generic API engine serves (fleet kinds and core Kubernetes kinds), and the
+//! per-kind validation rules a structural schema cannot express.
+//!
+//! - [`fleet_crds`] and [`core_crds`] build every definition from scratch (schema generation
+//!   is not free: build them once at start-up). Schemas are self-contained and structural.
+//! - Defaults live in the schemas, on leaf fields, exactly where KubeFleet's markers put them;
+//!   like kube-apiserver, an engine applies a default only inside an object that is present, so
+//!   readers must treat an absent parent as "all defaults" (see
+//!   [`placement::PlacementSpec::placement_type`]).
+//! - Int-or-string fields carry `x-kubernetes-int-or-string: true` without a `type`; their
+//!   `pattern` constrains the string form only, and [`validate`] checks the integer form.
+//! - [`validate`] runs after schema validation and defaulting and adds the rules of
+//!   KubeFleet's CEL expressions and webhooks, and of apiextensions for user CRDs.
+
+mod builtin;
+pub mod cluster;
+mod crd;
+pub mod placement;
+mod validation;
+
+pub use builtin::core_crds;
+pub use validation::validate;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+/// Flotilla's own kinds (KubeFleet's `cluster.kubernetes-fleet.io` and
+/// `placement.kubernetes-fleet.io`) as CRDs, each served at v1 and v1beta1 with v1beta1 stored.
+pub fn fleet_crds() -> Vec<CustomResourceDefinition> {
+    let mut crds = cluster::crds();
+    crds.extend(placement::crds());
+    crds
+}
+
+#[cfg(test)]
+mod tests;

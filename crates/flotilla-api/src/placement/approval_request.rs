@@ -1,0 +1,66 @@
+//! `ClusterApprovalRequest` (`careq`): created by a staged update run for an `Approval` task;
+//! a user approves it by setting the `Approved` condition, the run accepts it.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What an approval request is for; immutable.
+// Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(
+    CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema,
+)]
+#[kube(
+    group = "placement.kubernetes-fleet.io",
+    version = "v1beta1",
+    kind = "ClusterApprovalRequest",
+    plural = "clusterapprovalrequests",
+    singular = "clusterapprovalrequest",
+    shortname = "careq",
+    category = "fleet",
+    category = "fleet-placement",
+    status = "ApprovalRequestStatus",
+    derive = "PartialEq",
+    selectable = ".spec.parentStageRollout",
+    selectable = ".spec.targetStage",
+    doc = "ClusterApprovalRequest asks a user to approve a stage of a ClusterStagedUpdateRun.",
+    printcolumn(
+        name = "Update-Run",
+        type_ = "string",
+        json_path = ".spec.parentStageRollout"
+    ),
+    printcolumn(name = "Stage", type_ = "string", json_path = ".spec.targetStage"),
+    printcolumn(
+        name = "Approved",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Approved")].status"#
+    ),
+    printcolumn(
+        name = "ApprovalAccepted",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="ApprovalAccepted")].status"#
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequestSpec {
+    /// The staged update run asking for approval.
+    pub parent_stage_rollout: String,
+    /// The stage to approve.
+    pub target_stage: String,
+}
+
+/// Observed state of an approval request.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequestStatus {
+    /// `Approved` (set by the user) and `ApprovalAccepted` (set by the run, final).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<Condition>>,
+}

@@ -1,0 +1,35 @@
+//! The `placement.kubernetes-fleet.io` API group: placements and staged updates.
+
+pub mod approval_request;
+pub mod cluster_resource_placement;
+pub mod policy;
+pub mod selector;
+pub mod staged_update_run;
+pub mod staged_update_strategy;
+pub mod status;
+pub mod strategy;
+
+pub use approval_request::{ApprovalRequestSpec, ApprovalRequestStatus, ClusterApprovalRequest};
+pub use cluster_resource_placement::{
+    ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
+};
+pub use staged_update_run::{
+    ClusterStagedUpdateRun, UpdateRunSpec, UpdateRunState, UpdateRunStatus,
+};
+pub use staged_update_strategy::{ClusterStagedUpdateStrategy, UpdateStrategySpec};
+pub use status::PlacementStatus;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+
+use crate::crd::served_versions;
+
+/// The group's kinds as CRDs: v1beta1 (storage) and v1 served with one schema.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        served_versions(ClusterResourcePlacement::crd()),
+        served_versions(ClusterStagedUpdateStrategy::crd()),
+        served_versions(ClusterStagedUpdateRun::crd()),
+        served_versions(ClusterApprovalRequest::crd()),
+    ]
+}

@@ -1,0 +1,509 @@
+//! The generated definitions: names, versions, subresources, printer columns, and schemas
+//! that are structural, self-contained and identical across served versions.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::{Value, json};
+
+use crate::validation::structural;
+use crate::{core_crds, fleet_crds, validate};
+
+fn find<'a>(crds: &'a [CustomResourceDefinition], kind: &str) -> &'a CustomResourceDefinition {
+    crds.iter()
+        .find(|c| c.spec.names.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind}"))
+}
+
+fn schema(crd: &CustomResourceDefinition, index: usize) -> Value {
+    serde_json::to_value(
+        &crd.spec.versions[index]
+            .schema
+            .as_ref()
+            .unwrap()
+            .open_api_v3_schema,
+    )
+    .unwrap()
+}
+
+/// `(name, priority)` of each printer column of the first version.
+fn columns(crd: &CustomResourceDefinition) -> Vec<(String, i32)> {
+    crd.spec.versions[0]
+        .additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|c| (c.name.clone(), c.priority.unwrap_or(0)))
+        .collect()
+}
+
+fn assert_structural(crd: &CustomResourceDefinition) {
+    let text = serde_json::to_string(crd).unwrap();
+    assert!(
+        !text.contains("\"$ref\""),
+        "{}: $ref in schema",
+        crd.spec.names.kind
+    );
+    for (i, version) in crd.spec.versions.iter().enumerate() {
+        let errors: Vec<String> = structural::check(
+            &schema(crd, i),
+            &crate::validation::path::Path::new("schema"),
+        )
+        .iter()
+        .map(|e| e.message())
+        .collect();
+        assert_eq!(
+            errors,
+            Vec::<String>::new(),
+            "{} {}: not structural",
+            crd.spec.names.kind,
+            version.name
+        );
+    }
+}
+
+#[test]
+fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
+    let crds = fleet_crds();
+    let kinds: Vec<_> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "MemberCluster",
+            "ClusterResourcePlacement",
+            "ClusterStagedUpdateStrategy",
+            "ClusterStagedUpdateRun",
+            "ClusterApprovalRequest"
+        ]
+    );
+    for crd in &crds {
+        let kind = &crd.spec.names.kind;
+        assert_eq!(crd.spec.scope, "Cluster", "{kind}");
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some(format!("{}.{}", crd.spec.names.plural, crd.spec.group).as_str())
+        );
+        let versions: Vec<_> = crd
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(
+            versions,
+            [("v1", true, false), ("v1beta1", true, true)],
+            "{kind}"
+        );
+        let (v1, v1beta1) = (&crd.spec.versions[0], &crd.spec.versions[1]);
+        assert_eq!(
+            schema(crd, 0),
+            schema(crd, 1),
+            "{kind}: schema differs between versions"
+        );
+        assert_eq!(
+            v1.additional_printer_columns, v1beta1.additional_printer_columns,
+            "{kind}"
+        );
+        assert_eq!(v1.selectable_fields, v1beta1.selectable_fields, "{kind}");
+        for version in &crd.spec.versions {
+            let status = version
+                .subresources
+                .as_ref()
+                .and_then(|s| s.status.as_ref());
+            assert!(
+                status.is_some(),
+                "{kind} {}: no status subresource",
+                version.name
+            );
+        }
+        assert!(
+            crd.spec
+                .names
+                .categories
+                .iter()
+                .flatten()
+                .any(|c| c == "fleet"),
+            "{kind}"
+        );
+        assert_structural(crd);
+        // Flotilla's own definitions are valid user CRDs too (`flotilla crds` installs them).
+        let object = serde_json::to_value(crd).unwrap();
+        let errors: Vec<String> = validate(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            &object,
+            None,
+        )
+        .iter()
+        .map(|e| e.message())
+        .collect();
+        assert_eq!(errors, Vec::<String>::new(), "{kind}");
+    }
+}
+
+#[test]
+fn fleet_short_names_and_printer_columns_follow_kubefleet() {
+    let crds = fleet_crds();
+    let expect = |kind: &str, short: &str, expected: &[(&str, i32)]| {
+        let crd = find(&crds, kind);
+        assert_eq!(
+            crd.spec.names.short_names,
+            Some(vec![short.to_string()]),
+            "{kind}"
+        );
+        let expected: Vec<(String, i32)> =
+            expected.iter().map(|(n, p)| (n.to_string(), *p)).collect();
+        assert_eq!(columns(crd), expected, "{kind}");
+    };
+    expect(
+        "MemberCluster",
+        "cluster",
+        &[
+            ("Joined", 0),
+            ("Age", 0),
+            ("Member-Agent-Last-Seen", 0),
+            ("Node-Count", 0),
+            ("Available-CPU", 0),
+            ("Available-Memory", 0),
+            ("Allocatable-CPU", 1),
+            ("Allocatable-Memory", 1),
+        ],
+    );
+    expect(
+        "ClusterResourcePlacement",
+        "crp",
+        &[
+            ("Gen", 0),
+            ("Type", 1),
+            ("Scheduled", 0),
+            ("Scheduled-Gen", 0),
+            ("Work-Synchronized", 1),
+            ("Work-Synchronized-Gen", 1),
+            ("Available", 0),
+            ("Available-Gen", 0),
+            ("Age", 0),
+        ],
+    );
+    // The seed's `kubectl get csur` header: NAME PLACEMENT RESOURCE-SNAPSHOT-INDEX
+    // POLICY-SNAPSHOT-INDEX INITIALIZED SUCCEEDED AGE; -o wide adds PROGRESSING and STRATEGY.
+    expect(
+        "ClusterStagedUpdateRun",
+        "csur",
+        &[
+            ("Placement", 0),
+            ("Resource-Snapshot-Index", 0),
+            ("Policy-Snapshot-Index", 0),
+            ("Initialized", 0),
+            ("Succeeded", 0),
+            ("Age", 0),
+            ("Progressing", 1),
+            ("Strategy", 1),
+        ],
+    );
+    // The seed's `kubectl get clusterapprovalrequest` header:
+    // NAME UPDATE-RUN STAGE APPROVED APPROVALACCEPTED AGE.
+    expect(
+        "ClusterApprovalRequest",
+        "careq",
+        &[
+            ("Update-Run", 0),
+            ("Stage", 0),
+            ("Approved", 0),
+            ("ApprovalAccepted", 0),
+            ("Age", 0),
+        ],
+    );
+    // KubeFleet gives strategies no columns: kubectl shows NAME and AGE.
+    expect("ClusterStagedUpdateStrategy", "csus", &[]);
+
+    let member = find(&crds, "MemberCluster").spec.versions[0]
+        .additional_printer_columns
+        .clone()
+        .unwrap();
+    assert_eq!(
+        member[3].json_path,
+        r".status.properties.kubernetes-fleet\.io/node-count.value"
+    );
+    let crp = find(&crds, "ClusterResourcePlacement").spec.versions[0]
+        .additional_printer_columns
+        .clone()
+        .unwrap();
+    assert_eq!(
+        crp[2].json_path,
+        r#".status.conditions[?(@.type=="ClusterResourcePlacementScheduled")].status"#
+    );
+}
+
+#[test]
+fn fleet_schemas_carry_kubefleet_defaults_and_bounds() {
+    let crds = fleet_crds();
+    let at = |kind: &str, pointer: &str| -> Value {
+        schema(find(&crds, kind), 1)
+            .pointer(pointer)
+            .cloned()
+            .unwrap_or_else(|| panic!("{kind}: {pointer}"))
+    };
+    let spec = "/properties/spec/properties";
+    let heartbeat = at("MemberCluster", &format!("{spec}/heartbeatPeriodSeconds"));
+    assert_eq!(
+        (
+            heartbeat["default"].clone(),
+            heartbeat["minimum"].clone(),
+            heartbeat["maximum"].clone()
+        ),
+        (json!(60), json!(1.0), json!(600.0))
+    );
+    assert_eq!(
+        at(
+            "ClusterResourcePlacement",
+            &format!("{spec}/policy/properties/placementType/default")
+        ),
+        json!("PickAll")
+    );
+    assert_eq!(
+        at(
+            "ClusterResourcePlacement",
+            &format!("{spec}/resourceSelectors/maxItems")
+        ),
+        json!(100)
+    );
+    assert_eq!(
+        at(
+            "ClusterResourcePlacement",
+            &format!("{spec}/resourceSelectors/minItems")
+        ),
+        json!(1)
+    );
+    assert_eq!(
+        at(
+            "ClusterResourcePlacement",
+            &format!("{spec}/revisionHistoryLimit/default")
+        ),
+        json!(10)
+    );
+    let rolling = at(
+        "ClusterResourcePlacement",
+        &format!("{spec}/strategy/properties/rollingUpdate/properties"),
+    );
+    assert_eq!(rolling["maxUnavailable"]["default"], json!("25%"));
+    assert_eq!(
+        rolling["maxUnavailable"]["x-kubernetes-int-or-string"],
+        json!(true)
+    );
+    assert_eq!(rolling["maxSurge"]["default"], json!("25%"));
+    assert_eq!(rolling["unavailablePeriodSeconds"]["default"], json!(60));
+    let term = at(
+        "ClusterResourcePlacement",
+        &format!(
+            "{spec}/policy/properties/affinity/properties/clusterAffinity/properties/preferredDuringSchedulingIgnoredDuringExecution/items/properties/preference/properties"
+        ),
+    );
+    let shape = |sorter: &Value| {
+        let mut sorter = sorter.clone();
+        sorter.as_object_mut().unwrap().remove("description");
+        sorter
+    };
+    assert_eq!(
+        shape(&term["metricSorter"]),
+        shape(&term["propertySorter"]),
+        "metricSorter has propertySorter's shape"
+    );
+    let stage = at(
+        "ClusterStagedUpdateStrategy",
+        &format!("{spec}/stages/items/properties"),
+    );
+    assert_eq!(stage["maxConcurrency"]["default"], json!(1));
+    assert_eq!(stage["afterStageTasks"]["maxItems"], json!(2));
+    assert_eq!(stage["beforeStageTasks"]["maxItems"], json!(1));
+    assert_eq!(stage["name"]["maxLength"], json!(63));
+    assert_eq!(
+        at(
+            "ClusterStagedUpdateStrategy",
+            &format!("{spec}/stages/maxItems")
+        ),
+        json!(31)
+    );
+    assert_eq!(
+        at("ClusterStagedUpdateRun", &format!("{spec}/state/enum")),
+        json!(["Initialize", "Run", "Stop"])
+    );
+    assert_eq!(
+        at("ClusterStagedUpdateRun", &format!("{spec}/state/default")),
+        json!("Initialize")
+    );
+    let conditions = at(
+        "ClusterResourcePlacement",
+        "/properties/status/properties/conditions",
+    );
+    assert_eq!(conditions["x-kubernetes-list-type"], json!("map"));
+    assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+}
+
+const CORE: &[(&str, &str, &str, &str, &[&str])] = &[
+    // (group, kind, plural, scope, short names)
+    ("", "Namespace", "namespaces", "Cluster", &["ns"]),
+    ("", "ConfigMap", "configmaps", "Namespaced", &["cm"]),
+    ("", "Secret", "secrets", "Namespaced", &[]),
+    ("", "Service", "services", "Namespaced", &["svc"]),
+    (
+        "",
+        "ServiceAccount",
+        "serviceaccounts",
+        "Namespaced",
+        &["sa"],
+    ),
+    ("", "Event", "events", "Namespaced", &["ev"]),
+    ("events.k8s.io", "Event", "events", "Namespaced", &["ev"]),
+    (
+        "apps",
+        "Deployment",
+        "deployments",
+        "Namespaced",
+        &["deploy"],
+    ),
+    (
+        "apps",
+        "StatefulSet",
+        "statefulsets",
+        "Namespaced",
+        &["sts"],
+    ),
+    ("apps", "DaemonSet", "daemonsets", "Namespaced", &["ds"]),
+    ("batch", "Job", "jobs", "Namespaced", &[]),
+    (
+        "rbac.authorization.k8s.io",
+        "Role",
+        "roles",
+        "Namespaced",
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        "clusterroles",
+        "Cluster",
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        "rolebindings",
+        "Namespaced",
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        "Cluster",
+        &[],
+    ),
+    ("coordination.k8s.io", "Lease", "leases", "Namespaced", &[]),
+    (
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        "Cluster",
+        &["crd", "crds"],
+    ),
+];
+
+#[test]
+fn core_kinds_are_all_there_with_kubectl_names() {
+    let crds = core_crds();
+    assert_eq!(crds.len(), CORE.len());
+    for (crd, (group, kind, plural, scope, short)) in crds.iter().zip(CORE) {
+        let names = &crd.spec.names;
+        assert_eq!(
+            (crd.spec.group.as_str(), names.kind.as_str()),
+            (*group, *kind)
+        );
+        assert_eq!(names.plural, *plural, "{kind}");
+        assert_eq!(
+            names.singular.as_deref(),
+            Some(kind.to_lowercase().as_str()),
+            "{kind}"
+        );
+        assert_eq!(
+            names.list_kind.as_deref(),
+            Some(format!("{kind}List").as_str()),
+            "{kind}"
+        );
+        assert_eq!(crd.spec.scope, *scope, "{kind}");
+        assert_eq!(
+            names.short_names.clone().unwrap_or_default(),
+            *short,
+            "{kind}"
+        );
+        let expected_name = if group.is_empty() {
+            plural.to_string()
+        } else {
+            format!("{plural}.{group}")
+        };
+        assert_eq!(crd.metadata.name.as_deref(), Some(expected_name.as_str()));
+        let in_all = names.categories.iter().flatten().any(|c| c == "all");
+        let expect_all =
+            ["Deployment", "StatefulSet", "DaemonSet", "Job", "Service"].contains(kind);
+        assert_eq!(in_all, expect_all, "{kind}: category all");
+        let has_status = crd.spec.versions[0]
+            .subresources
+            .as_ref()
+            .is_some_and(|s| s.status.is_some());
+        let expect_status = [
+            "Namespace",
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "Job",
+            "Service",
+            "CustomResourceDefinition",
+        ]
+        .contains(kind);
+        assert_eq!(has_status, expect_status, "{kind}: status subresource");
+        assert!(!columns(crd).is_empty(), "{kind}: printer columns");
+        assert_structural(crd);
+    }
+}
+
+#[test]
+fn core_schemas_keep_kubernetes_semantics() {
+    let crds = core_crds();
+    let namespace = schema(find(&crds, "Namespace"), 0);
+    assert_eq!(
+        namespace.pointer("/properties/status/properties/phase/default"),
+        Some(&json!("Active"))
+    );
+    let deployment = schema(find(&crds, "Deployment"), 0);
+    let pod = "/properties/spec/properties/template/properties/spec/properties";
+    let containers = deployment.pointer(&format!("{pod}/containers")).unwrap();
+    assert_eq!(containers["x-kubernetes-list-map-keys"], json!(["name"]));
+    let ports = &containers["items"]["properties"]["ports"];
+    assert_eq!(
+        ports["x-kubernetes-list-map-keys"],
+        json!(["containerPort", "protocol"])
+    );
+    assert_eq!(
+        ports["items"]["properties"]["protocol"]["default"],
+        json!("TCP")
+    );
+    let fields_v1 = deployment
+        .pointer("/properties/metadata/properties/managedFields/items/properties/fieldsV1")
+        .unwrap();
+    assert_eq!(
+        fields_v1["x-kubernetes-preserve-unknown-fields"],
+        json!(true)
+    );
+    let crd = schema(find(&crds, "CustomResourceDefinition"), 0);
+    let user_schema = crd
+        .pointer("/properties/spec/properties/versions/items/properties/schema/properties/openAPIV3Schema")
+        .unwrap();
+    assert_eq!(
+        user_schema["x-kubernetes-preserve-unknown-fields"],
+        json!(true)
+    );
+    let deploy_columns: Vec<String> = columns(find(&crds, "Deployment"))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        deploy_columns[..5],
+        ["Replicas", "Ready", "Up-to-date", "Available", "Age"]
+    );
+}

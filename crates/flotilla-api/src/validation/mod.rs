@@ -1,0 +1,36 @@
+//! Per-kind validation rules that a structural schema cannot express: KubeFleet's CEL rules
+//! and webhooks, and apiextensions' rules for user CRDs. Every rule reads the object as JSON
+//! (so a half-valid object still gets every error) and reports Kubernetes-style field errors.
+
+mod common;
+mod crd;
+mod format;
+mod member_cluster;
+pub(crate) mod path;
+mod placement;
+mod staged_update;
+pub(crate) mod structural;
+
+use flotilla_apimachinery::FieldError;
+use serde_json::Value;
+
+/// The API group of placements and staged updates.
+const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
+/// The API group of member clusters.
+const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
+
+/// Validates a write of `new` (replacing `old` on update) to a kind of `group`. Returns every
+/// error found, empty when valid or when the kind has no rules beyond its schema.
+pub fn validate(group: &str, kind: &str, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    match (group, kind) {
+        (PLACEMENT_GROUP, "ClusterResourcePlacement") => placement::validate(new, old),
+        (PLACEMENT_GROUP, "ClusterStagedUpdateStrategy") => staged_update::validate_strategy(new),
+        (PLACEMENT_GROUP, "ClusterStagedUpdateRun") => staged_update::validate_run(new, old),
+        (PLACEMENT_GROUP, "ClusterApprovalRequest") => {
+            staged_update::validate_approval_request(new, old)
+        }
+        (CLUSTER_GROUP, "MemberCluster") => member_cluster::validate(new),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,165 @@
+//! The engine's level-triggered housekeeping controllers: namespace deletion (a deleted
+//! namespace empties itself, then goes) and CRD cleanup (a deleted CRD deletes its objects,
+//! then goes). Both wake on changes under a prefix and resync periodically.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::engine::{DeleteOptions, Engine};
+use crate::hooks::{CRD_CLEANUP_FINALIZER, NAMESPACE_FINALIZER};
+use crate::object::{self, meta_str};
+use crate::registry::ResourceInfo;
+use crate::selectors::ListFilter;
+use crate::status::ApiResult;
+
+/// How often the housekeeping controllers resync without a triggering event.
+const RESYNC: Duration = Duration::from_secs(2);
+
+/// Runs `reconcile` whenever something changes under `prefix` (and every [`RESYNC`]).
+async fn level_loop<F, Fut>(engine: Engine, prefix: String, reconcile: F)
+where
+    F: Fn(Engine) -> Fut,
+    Fut: std::future::Future<Output = ApiResult<()>>,
+{
+    loop {
+        let mut stream = engine.store.watch(&prefix, engine.store.current_revision());
+        loop {
+            if let Err(e) = reconcile(engine.clone()).await {
+                tracing::warn!(error = %e, prefix, "housekeeping reconcile failed");
+            }
+            match tokio::time::timeout(RESYNC, stream.next()).await {
+                Ok(Some(Ok(_))) | Err(_) => {}
+                Ok(Some(Err(_))) | Ok(None) => break,
+            }
+        }
+    }
+}
+
+/// Runs the namespace-deletion controller forever.
+pub async fn run_namespaces(engine: Engine) {
+    let Some(info) = engine.registry.snapshot().get("", "v1", "namespaces") else {
+        return;
+    };
+    let prefix = info.prefix();
+    level_loop(engine, prefix, reconcile_namespaces).await;
+}
+
+async fn reconcile_namespaces(engine: Engine) -> ApiResult<()> {
+    let snap = engine.registry.snapshot();
+    let Some(ns_info) = snap.get("", "v1", "namespaces") else {
+        return Ok(());
+    };
+    let namespaces = engine.list(&ns_info, None, &ListFilter::default()).await?;
+    for ns in namespaces
+        .items
+        .iter()
+        .filter(|n| meta_str(n, "deletionTimestamp").is_some())
+    {
+        let name = meta_str(ns, "name").unwrap_or_default().to_string();
+        let mut remaining = 0;
+        for info in snap.storage_resources().iter().filter(|r| r.namespaced) {
+            remaining += empty_collection(&engine, info, Some(&name)).await?;
+        }
+        if remaining == 0 {
+            engine
+                .update_existing(&ns_info, None, &name, |obj| {
+                    if let Some(f) = obj
+                        .pointer_mut("/spec/finalizers")
+                        .and_then(Value::as_array_mut)
+                    {
+                        f.retain(|x| x != NAMESPACE_FINALIZER);
+                    }
+                })
+                .await
+                .map(|_| ())
+                .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes every object of `info` in `ns` (all namespaces if None); returns how many remain.
+async fn empty_collection(
+    engine: &Engine,
+    info: &ResourceInfo,
+    ns: Option<&str>,
+) -> ApiResult<usize> {
+    let list = engine.list(info, ns, &ListFilter::default()).await?;
+    let mut remaining = 0;
+    for obj in &list.items {
+        remaining += 1;
+        if meta_str(obj, "deletionTimestamp").is_some() {
+            continue;
+        }
+        let name = meta_str(obj, "name").unwrap_or_default();
+        let opts = DeleteOptions {
+            propagation: Some("Background".into()),
+            ..Default::default()
+        };
+        match engine
+            .delete(info, meta_str(obj, "namespace"), name, &opts)
+            .await
+        {
+            Ok(d) if d.gone => remaining -= 1,
+            Ok(_) => {}
+            Err(e) if e.code == 404 => remaining -= 1,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(remaining)
+}
+
+/// Runs the CRD-cleanup controller forever.
+pub async fn run_crd_cleanup(engine: Engine) {
+    let Some(info) =
+        engine
+            .registry
+            .snapshot()
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    else {
+        return;
+    };
+    let prefix = info.prefix();
+    level_loop(engine, prefix, reconcile_crds).await;
+}
+
+async fn reconcile_crds(engine: Engine) -> ApiResult<()> {
+    let snap = engine.registry.snapshot();
+    let Some(crd_info) = snap.get("apiextensions.k8s.io", "v1", "customresourcedefinitions") else {
+        return Ok(());
+    };
+    let crds = engine.list(&crd_info, None, &ListFilter::default()).await?;
+    for crd in crds
+        .items
+        .iter()
+        .filter(|c| meta_str(c, "deletionTimestamp").is_some())
+    {
+        if !object::finalizers(crd)
+            .iter()
+            .any(|f| f == CRD_CLEANUP_FINALIZER)
+        {
+            continue;
+        }
+        let name = meta_str(crd, "name").unwrap_or_default().to_string();
+        let mut remaining = 0;
+        if let Some(storage) = snap
+            .crd_resources(&name)
+            .iter()
+            .find(|r| r.version == r.storage_version)
+        {
+            remaining = empty_collection(&engine, storage, None).await?;
+        }
+        if remaining == 0 {
+            engine
+                .update_existing(&crd_info, None, &name, |obj| {
+                    object::remove_finalizer(obj, CRD_CLEANUP_FINALIZER)
+                })
+                .await
+                .map(|_| ())
+                .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
+        }
+    }
+    Ok(())
+}

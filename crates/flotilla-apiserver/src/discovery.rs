@@ -1,0 +1,93 @@
+//! Legacy discovery documents (`/api`, `/apis`, `/apis/<g>`, `/api/v1`, `/apis/<g>/<v>`) and
+//! `/version`, generated from the registry snapshot.
+
+use serde_json::{Value, json};
+
+use crate::http::Route;
+use crate::registry::{ResourceInfo, Snapshot, api_version};
+
+/// The Kubernetes version Flotilla's API corresponds to.
+pub const KUBERNETES_VERSION: (&str, &str) = ("1", "32");
+
+/// `/version`.
+pub fn version() -> Value {
+    json!({
+        "major": KUBERNETES_VERSION.0,
+        "minor": KUBERNETES_VERSION.1,
+        "gitVersion": format!("v{}.{}.0-flotilla.{}", KUBERNETES_VERSION.0, KUBERNETES_VERSION.1, env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "rust",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    })
+}
+
+fn group_entry(group: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": api_version(group, v), "version": v}))
+        .collect();
+    json!({"name": group, "versions": vs, "preferredVersion": vs.first().cloned().unwrap_or(Value::Null)})
+}
+
+fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
+    let mut main = json!({
+        "name": info.plural,
+        "singularName": info.singular,
+        "namespaced": info.namespaced,
+        "kind": info.kind,
+        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+    });
+    if !info.short_names.is_empty() {
+        main["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        main["categories"] = json!(info.categories);
+    }
+    let mut out = vec![main];
+    if info.status_subresource {
+        out.push(json!({"name": format!("{}/status", info.plural), "singularName": "", "namespaced": info.namespaced,
+            "kind": info.kind, "verbs": ["get", "patch", "update"]}));
+    }
+    out
+}
+
+/// The discovery document for a non-resource route, or None if nothing is served there.
+pub fn serve(snap: &Snapshot, route: &Route) -> Option<Value> {
+    match route {
+        Route::CoreVersions => Some(json!({
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+        })),
+        Route::Groups => {
+            let groups: Vec<Value> = snap
+                .groups()
+                .iter()
+                .filter(|(g, _)| !g.is_empty())
+                .map(|(g, vs)| group_entry(g, vs))
+                .collect();
+            Some(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
+        }
+        Route::Group(g) => {
+            let vs = snap.groups().get(g)?;
+            let mut entry = group_entry(g, vs);
+            entry["kind"] = json!("APIGroup");
+            entry["apiVersion"] = json!("v1");
+            Some(entry)
+        }
+        Route::GroupVersion(g, v) => {
+            let resources = snap.resources_in(g, v);
+            if resources.is_empty() {
+                return None;
+            }
+            let list: Vec<Value> = resources.iter().flat_map(|r| resource_entries(r)).collect();
+            Some(
+                json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version(g, v), "resources": list}),
+            )
+        }
+        Route::Resource(_) => None,
+    }
+}

@@ -1,0 +1,824 @@
+//! The generic resource engine: every verb, for every registered kind, over one `Storage`.
+//!
+//! The HTTP layer parses requests into these calls; in-process callers (the engine's own
+//! controllers) may call them directly. Objects are stored as JSON in their kind's storage
+//! version without `resourceVersion`, which is the store's modification revision.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use flotilla_apimachinery::FieldError;
+use flotilla_store::{KeyValue, ListRequest, SharedStorage, StoreError};
+use serde_json::{Value, json};
+
+use crate::clock::{Clock, rfc3339};
+use crate::metrics::Metrics;
+use crate::object::{self, meta_str, metadata, metadata_mut};
+use crate::registry::{Registry, ResourceInfo, split_api_version};
+use crate::status::{ApiError, ApiResult, Target};
+use crate::{admission, hooks, selectors::ListFilter};
+
+/// How unknown and duplicate fields in a request body are treated (`fieldValidation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and return a warning (the server default).
+    #[default]
+    Warn,
+    /// Reject the request with 400.
+    Strict,
+}
+
+/// Options shared by create, update and patch.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// `dryRun=All`: run admission and validation but do not persist.
+    pub dry_run: bool,
+    /// The field manager recorded in `managedFields`.
+    pub field_manager: String,
+    /// Unknown/duplicate field policy.
+    pub field_validation: FieldValidation,
+    /// Duplicate field paths found in the raw body (for strict validation).
+    pub duplicate_fields: Vec<String>,
+    /// `force=true` for server-side apply.
+    pub force: bool,
+}
+
+/// The result of a write: the object as stored (in the requested version) and any warnings.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The object after the write.
+    pub object: Value,
+    /// `Warning` headers to return.
+    pub warnings: Vec<String>,
+    /// True if the write created the object (201 rather than 200).
+    pub created: bool,
+}
+
+/// `DeleteOptions` the engine honours.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// Background (default), Foreground or Orphan.
+    pub propagation: Option<String>,
+    /// Only delete if the object still has this uid.
+    pub precondition_uid: Option<String>,
+    /// Only delete if the object is still at this resourceVersion.
+    pub precondition_rv: Option<String>,
+    /// Do not persist.
+    pub dry_run: bool,
+}
+
+/// The result of a delete.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    /// The object (with `deletionTimestamp` if finalizers keep it alive).
+    pub object: Value,
+    /// True if the object is gone from storage.
+    pub gone: bool,
+}
+
+/// A page of objects.
+#[derive(Debug, Clone)]
+pub struct ObjectList {
+    /// The objects, in the requested version.
+    pub items: Vec<Value>,
+    /// The list's resourceVersion.
+    pub resource_version: i64,
+    /// Continue token for the next page, if any.
+    pub continue_token: Option<String>,
+    /// Items left after this page, when known (no selector filtering).
+    pub remaining: Option<usize>,
+}
+
+/// Finalizer the engine puts on objects deleted with Foreground propagation.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+/// Finalizer the engine puts on objects deleted with Orphan propagation.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+
+/// The engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) store: SharedStorage,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("revision", &self.store.current_revision())
+            .finish()
+    }
+}
+
+/// The target used in error messages for an object of `info`.
+pub fn target(info: &ResourceInfo, name: &str) -> Target {
+    Target {
+        group: info.group.clone(),
+        resource: info.plural.clone(),
+        name: name.to_string(),
+    }
+}
+
+/// Decodes a stored value into an object in the version `info` serves, with its resourceVersion.
+pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> ApiResult<Value> {
+    let mut obj: Value = serde_json::from_slice(&kv.value).map_err(|e| {
+        ApiError::internal(format!("stored object {} is not valid JSON: {e}", kv.key))
+    })?;
+    obj["apiVersion"] = Value::String(info.api_version());
+    metadata_mut(&mut obj).insert(
+        "resourceVersion".into(),
+        Value::String(kv.mod_revision.to_string()),
+    );
+    Ok(obj)
+}
+
+/// The bytes stored for an object: storage version, no resourceVersion.
+fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
+    let mut obj = obj.clone();
+    obj["apiVersion"] = Value::String(crate::registry::api_version(
+        &info.group,
+        &info.storage_version,
+    ));
+    metadata_mut(&mut obj).remove("resourceVersion");
+    Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+}
+
+fn parse_rv(rv: &str) -> Option<i64> {
+    rv.parse::<i64>().ok().filter(|v| *v >= 0)
+}
+
+impl Engine {
+    /// An engine over `store` serving `registry`'s kinds.
+    pub fn new(registry: Arc<Registry>, store: SharedStorage, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            registry,
+            store,
+            clock,
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+
+    /// The registry of served kinds.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &SharedStorage {
+        &self.store
+    }
+
+    /// Request metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Now, as Kubernetes serializes it.
+    pub(crate) fn now(&self) -> String {
+        rfc3339(self.clock.now())
+    }
+
+    fn scoped_ns<'a>(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&'a str>,
+    ) -> ApiResult<Option<&'a str>> {
+        if info.namespaced { Ok(ns) } else { Ok(None) }
+    }
+
+    /// Reads one object.
+    pub async fn get(&self, info: &ResourceInfo, ns: Option<&str>, name: &str) -> ApiResult<Value> {
+        let ns = self.scoped_ns(info, ns)?;
+        match self.store.get(&info.key(ns, name)).await? {
+            Some(kv) => decode(info, &kv),
+            None => Err(ApiError::not_found(&target(info, name))),
+        }
+    }
+
+    async fn get_kv(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+    ) -> ApiResult<(Value, i64)> {
+        match self.store.get(&info.key(ns, name)).await? {
+            Some(kv) => Ok((decode(info, &kv)?, kv.mod_revision)),
+            None => Err(ApiError::not_found(&target(info, name))),
+        }
+    }
+
+    /// Lists objects, filtered and paged (see [`ListFilter`]).
+    pub async fn list(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        filter: &ListFilter,
+    ) -> ApiResult<ObjectList> {
+        let ns = self.scoped_ns(info, ns)?;
+        let prefix = info.namespace_prefix(ns);
+        // metadata.name=X within a namespace (or cluster scope) is a point read.
+        let (mut revision, mut start_after) = match &filter.continue_from {
+            Some(c) => (Some(c.revision), Some(c.key.clone())),
+            None => (filter.exact_revision, None),
+        };
+        let limit = filter.limit.unwrap_or(0);
+        let mut items = Vec::new();
+        let mut remaining = None;
+        let mut continue_token = None;
+        loop {
+            let page = self
+                .store
+                .list(ListRequest {
+                    prefix: prefix.clone(),
+                    revision,
+                    start_after: start_after.clone(),
+                    limit: if limit == 0 {
+                        0
+                    } else {
+                        (limit - items.len()).max(if filter.is_trivial() { 0 } else { 256 })
+                    },
+                })
+                .await
+                .map_err(|e| match e {
+                    StoreError::Compacted { .. } if filter.continue_from.is_some() => {
+                        ApiError::expired(crate::selectors::CONTINUE_EXPIRED)
+                    }
+                    other => other.into(),
+                })?;
+            revision = Some(page.revision);
+            let count = page.items.len();
+            let mut stopped_at = None;
+            for (i, kv) in page.items.iter().enumerate() {
+                let obj = decode(info, kv)?;
+                if filter.matches(&obj) {
+                    items.push(obj);
+                }
+                if limit > 0 && items.len() >= limit {
+                    stopped_at = Some(i);
+                    break;
+                }
+            }
+            match stopped_at {
+                Some(i) => {
+                    let more = count - i - 1 + page.remaining;
+                    if more > 0 {
+                        continue_token = Some(crate::selectors::encode_continue(
+                            page.revision,
+                            &page.items[i].key,
+                        ));
+                        if filter.is_trivial() {
+                            remaining = Some(more);
+                        }
+                    }
+                    break;
+                }
+                None if page.remaining == 0 || count == 0 => break,
+                None => start_after = page.items.last().map(|kv| kv.key.clone()),
+            }
+        }
+        Ok(ObjectList {
+            items,
+            resource_version: revision.unwrap_or_else(|| self.store.current_revision()),
+            continue_token,
+            remaining,
+        })
+    }
+
+    /// Creates an object (`POST`), or dry-runs it.
+    pub async fn create(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        let ns = self.scoped_ns(info, ns)?;
+        let mut obj = admission::check_body_kind(info, body)?;
+        admission::check_namespace(info, &mut obj, ns)?;
+        let warnings = admission::prune_unknown(info, &mut obj, opts)?;
+        // Names are generated before validation so the generated name is validated too.
+        if meta_str(&obj, "name").is_none_or(str::is_empty) {
+            if let Some(prefix) = meta_str(&obj, "generateName").map(String::from) {
+                let name = object::generated_name(&prefix, rand_u128());
+                metadata_mut(&mut obj).insert("name".into(), Value::String(name));
+            }
+        }
+        let name = meta_str(&obj, "name").unwrap_or_default().to_string();
+        self.check_namespace_usable(info, ns, &name).await?;
+        let now = self.now();
+        {
+            let meta = metadata_mut(&mut obj);
+            for field in [
+                "resourceVersion",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "selfLink",
+            ] {
+                meta.remove(field);
+            }
+            meta.insert(
+                "uid".into(),
+                Value::String(uuid::Uuid::new_v4().to_string()),
+            );
+            meta.insert("creationTimestamp".into(), Value::String(now.clone()));
+            meta.insert("generation".into(), json!(1));
+        }
+        if info.status_subresource {
+            // Status is owned by controllers: kube-apiserver drops it on create.
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        admission::default_object(info, &mut obj);
+        hooks::prepare_write(self, info, None, &mut obj)?;
+        admission::validate(info, &obj, None)?;
+        admission::record_manager(info, None, &mut obj, &opts.field_manager, None, &now);
+        if opts.dry_run {
+            return Ok(Written {
+                object: obj,
+                warnings,
+                created: true,
+            });
+        }
+        let key = info.key(ns, &name);
+        let kv = self
+            .store
+            .create(&key, encode(info, &obj))
+            .await
+            .map_err(|e| match e {
+                StoreError::AlreadyExists { .. } => ApiError::already_exists(&target(info, &name)),
+                other => other.into(),
+            })?;
+        self.after_write(info).await;
+        Ok(Written {
+            object: decode(info, &kv)?,
+            warnings,
+            created: true,
+        })
+    }
+
+    /// Refuses writes into namespaces that are missing or being deleted.
+    async fn check_namespace_usable(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+    ) -> ApiResult<()> {
+        let Some(ns) = ns.filter(|_| info.namespaced) else {
+            return Ok(());
+        };
+        let snap = self.registry.snapshot();
+        let Some(ns_info) = snap.get("", "v1", "namespaces") else {
+            return Ok(());
+        };
+        match self.store.get(&ns_info.key(None, ns)).await? {
+            None => Err(ApiError::not_found(&target(&ns_info, ns))),
+            Some(kv) => {
+                let ns_obj = decode(&ns_info, &kv)?;
+                if meta_str(&ns_obj, "deletionTimestamp").is_some() {
+                    Err(ApiError::forbidden(
+                        &target(info, name),
+                        &format!(
+                            "unable to create new content in namespace {ns} because it is being terminated"
+                        ),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Replaces an object (`PUT`), on the main endpoint or the `status` subresource.
+    pub async fn update(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+        body: Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        let ns = self.scoped_ns(info, ns)?;
+        let body = admission::check_body_kind(info, body)?;
+        let body_name = meta_str(&body, "name").unwrap_or_default();
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let wanted_rv = meta_str(&body, "resourceVersion").map(String::from);
+        let (old, rv) = match self.get_kv(info, ns, name).await {
+            Ok(found) => found,
+            // PUT to a missing object creates it, as kube-apiserver does for kinds that allow it.
+            Err(e)
+                if e.code == 404
+                    && subresource.is_none()
+                    && wanted_rv.as_deref().is_none_or(str::is_empty) =>
+            {
+                return self.create(info, ns, body, opts).await;
+            }
+            Err(e) => return Err(e),
+        };
+        match wanted_rv.as_deref() {
+            None | Some("") => {
+                if !is_kubernetes_group(&info.group) {
+                    let errs = [FieldError::invalid(
+                        "metadata.resourceVersion",
+                        json!("0x0"),
+                        "must be specified for an update",
+                    )];
+                    return Err(ApiError::invalid(
+                        &info.qualified_kind(),
+                        &target(info, name),
+                        &errs,
+                    ));
+                }
+            }
+            Some(v) if parse_rv(v) != Some(rv) => return Err(ApiError::stale(&target(info, name))),
+            Some(_) => {}
+        }
+        self.write_update(info, ns, name, old, rv, body, subresource, opts)
+            .await
+    }
+
+    /// Admits `candidate` as the new state of an existing object at revision `rv` and stores it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn write_update(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+        old: Value,
+        rv: i64,
+        candidate: Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        let mut obj = candidate;
+        let warnings = admission::prune_unknown(info, &mut obj, opts)?;
+        if let Some(sub) = subresource {
+            if sub != "status" || !info.status_subresource {
+                return Err(ApiError::no_route(sub));
+            }
+        }
+        if info.status_subresource {
+            obj = object::split_status(&old, &obj, subresource == Some("status"));
+        }
+        object::carry_system_metadata(&old, &mut obj);
+        obj["apiVersion"] = old["apiVersion"].clone();
+        obj["kind"] = old["kind"].clone();
+        admission::default_object(info, &mut obj);
+        if object::spec_changed(&old, &obj) {
+            let generation = metadata(&old)
+                .get("generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            metadata_mut(&mut obj).insert("generation".into(), json!(generation + 1));
+        }
+        let deleting = meta_str(&old, "deletionTimestamp").is_some();
+        if deleting {
+            let old_f = object::finalizers(&old);
+            if let Some(added) = object::finalizers(&obj)
+                .into_iter()
+                .find(|f| !old_f.contains(f))
+            {
+                let errs = [FieldError::forbidden(
+                    "metadata.finalizers",
+                    format!(
+                        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{added:?}}}"
+                    ),
+                )];
+                return Err(ApiError::invalid(
+                    &info.qualified_kind(),
+                    &target(info, name),
+                    &errs,
+                ));
+            }
+        }
+        hooks::prepare_write(self, info, Some(&old), &mut obj)?;
+        admission::validate(info, &obj, Some(&old))?;
+        let now = self.now();
+        admission::record_manager(
+            info,
+            Some(&old),
+            &mut obj,
+            &opts.field_manager,
+            subresource,
+            &now,
+        );
+        let mut unchanged = obj.clone();
+        metadata_mut(&mut unchanged).remove("managedFields");
+        let mut old_cmp = old.clone();
+        metadata_mut(&mut old_cmp).remove("managedFields");
+        metadata_mut(&mut old_cmp).remove("resourceVersion");
+        metadata_mut(&mut unchanged).remove("resourceVersion");
+        if unchanged == old_cmp {
+            // A no-op write does not bump the resourceVersion (kubectl apply twice is a no-op).
+            return Ok(Written {
+                object: old,
+                warnings,
+                created: false,
+            });
+        }
+        if opts.dry_run {
+            return Ok(Written {
+                object: obj,
+                warnings,
+                created: false,
+            });
+        }
+        let key = info.key(ns, name);
+        if deleting
+            && object::finalizers(&obj).is_empty()
+            && hooks::spec_finalizers(info, &obj).is_empty()
+        {
+            let kv = self
+                .store
+                .delete(&key, rv)
+                .await
+                .map_err(|e| self.write_error(info, name, e))?;
+            let mut gone = decode(info, &kv)?;
+            metadata_mut(&mut gone).insert("finalizers".into(), json!([]));
+            self.after_write(info).await;
+            return Ok(Written {
+                object: gone,
+                warnings,
+                created: false,
+            });
+        }
+        let kv = self
+            .store
+            .update(&key, encode(info, &obj), rv)
+            .await
+            .map_err(|e| self.write_error(info, name, e))?;
+        self.after_write(info).await;
+        Ok(Written {
+            object: decode(info, &kv)?,
+            warnings,
+            created: false,
+        })
+    }
+
+    fn write_error(&self, info: &ResourceInfo, name: &str, e: StoreError) -> ApiError {
+        match e {
+            StoreError::Conflict { .. } => ApiError::stale(&target(info, name)),
+            StoreError::NotFound { .. } => ApiError::not_found(&target(info, name)),
+            other => other.into(),
+        }
+    }
+
+    /// Applies `mutate` to the latest version of an object and stores it, retrying on
+    /// conflicts (the engine's GuaranteedUpdate). `mutate` returns the candidate object.
+    pub(crate) async fn guaranteed_update<F>(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        mut mutate: F,
+    ) -> ApiResult<Written>
+    where
+        F: FnMut(Option<&Value>) -> ApiResult<Value>,
+    {
+        for _ in 0..16 {
+            let current = match self.get_kv(info, ns, name).await {
+                Ok(found) => Some(found),
+                Err(e) if e.code == 404 => None,
+                Err(e) => return Err(e),
+            };
+            let Some((old, rv)) = current else {
+                let candidate = mutate(None)?;
+                return match self.create(info, ns, candidate, opts).await {
+                    Err(e) if e.reason == "AlreadyExists" => continue,
+                    other => other,
+                };
+            };
+            let candidate = mutate(Some(&old))?;
+            if let Some(want) = meta_str(&candidate, "resourceVersion") {
+                if parse_rv(want) != Some(rv) {
+                    return Err(ApiError::stale(&target(info, name)));
+                }
+            }
+            match self
+                .write_update(info, ns, name, old, rv, candidate, subresource, opts)
+                .await
+            {
+                Err(e) if e.reason == "Conflict" && e.message.contains("has been modified") => {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+        Err(ApiError::conflict(
+            &target(info, name),
+            "too many concurrent updates; please retry",
+        ))
+    }
+
+    /// Mutates an existing object in place (retrying on conflicts); 404 if it is gone. Used by
+    /// the engine's own controllers, which record no field manager.
+    pub(crate) async fn update_existing<F>(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+        mut f: F,
+    ) -> ApiResult<Written>
+    where
+        F: FnMut(&mut Value),
+    {
+        self.guaranteed_update(info, ns, name, None, &WriteOptions::default(), |cur| {
+            let mut obj = cur
+                .cloned()
+                .ok_or_else(|| ApiError::not_found(&target(info, name)))?;
+            f(&mut obj);
+            Ok(obj)
+        })
+        .await
+    }
+
+    /// Deletes an object, honouring finalizers, preconditions and propagation policy.
+    pub async fn delete(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Deleted> {
+        let ns = self.scoped_ns(info, ns)?;
+        for _ in 0..16 {
+            let (obj, rv) = self.get_kv(info, ns, name).await?;
+            if let Some(uid) = &opts.precondition_uid {
+                if meta_str(&obj, "uid") != Some(uid.as_str()) {
+                    return Err(ApiError::conflict(
+                        &target(info, name),
+                        &format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            meta_str(&obj, "uid").unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+            if let Some(want) = &opts.precondition_rv {
+                if parse_rv(want) != Some(rv) {
+                    return Err(ApiError::conflict(
+                        &target(info, name),
+                        &format!(
+                            "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
+                        ),
+                    ));
+                }
+            }
+            let mut finalizers = object::finalizers(&obj);
+            let blocking_spec = hooks::spec_finalizers(info, &obj);
+            let propagation = opts
+                .propagation
+                .as_deref()
+                .unwrap_or(default_propagation(info));
+            let policy_finalizer = match propagation {
+                "Foreground" => Some(FOREGROUND_FINALIZER),
+                "Orphan" => Some(ORPHAN_FINALIZER),
+                "Background" => None,
+                other => {
+                    let errs = [FieldError::not_supported(
+                        "propagationPolicy",
+                        json!(other),
+                        &["Foreground", "Background", "Orphan"],
+                    )];
+                    return Err(ApiError::invalid(
+                        &info.qualified_kind(),
+                        &target(info, name),
+                        &errs,
+                    ));
+                }
+            };
+            let deleting = meta_str(&obj, "deletionTimestamp").is_some();
+            if let Some(f) = policy_finalizer {
+                if !finalizers.iter().any(|x| x == f)
+                    && (!deleting || f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER)
+                {
+                    finalizers.push(f.to_string());
+                }
+            }
+            let system_finalizers = hooks::deletion_finalizers(info, &obj);
+            for f in system_finalizers {
+                if !deleting && !finalizers.contains(&f) {
+                    finalizers.push(f);
+                }
+            }
+            if finalizers.is_empty() && blocking_spec.is_empty() {
+                if opts.dry_run {
+                    return Ok(Deleted {
+                        object: obj,
+                        gone: true,
+                    });
+                }
+                match self.store.delete(&info.key(ns, name), rv).await {
+                    Ok(kv) => {
+                        self.after_write(info).await;
+                        return Ok(Deleted {
+                            object: decode(info, &kv)?,
+                            gone: true,
+                        });
+                    }
+                    Err(StoreError::Conflict { .. }) => continue,
+                    Err(e) => return Err(self.write_error(info, name, e)),
+                }
+            }
+            // Finalizers keep the object: mark it deleted and let their owners finish.
+            let mut marked = obj.clone();
+            object::set_finalizers(&mut marked, &finalizers);
+            if !deleting {
+                let meta = metadata_mut(&mut marked);
+                meta.insert("deletionTimestamp".into(), Value::String(self.now()));
+                meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            }
+            hooks::mark_terminating(info, &mut marked);
+            if marked == obj || opts.dry_run {
+                return Ok(Deleted {
+                    object: marked,
+                    gone: false,
+                });
+            }
+            match self
+                .store
+                .update(&info.key(ns, name), encode(info, &marked), rv)
+                .await
+            {
+                Ok(kv) => {
+                    self.after_write(info).await;
+                    return Ok(Deleted {
+                        object: decode(info, &kv)?,
+                        gone: false,
+                    });
+                }
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(self.write_error(info, name, e)),
+            }
+        }
+        Err(ApiError::conflict(
+            &target(info, name),
+            "too many concurrent updates; please retry",
+        ))
+    }
+
+    /// Deletes every object matching the filter (`DELETE` on a collection).
+    pub async fn delete_collection(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        filter: &ListFilter,
+        opts: &DeleteOptions,
+    ) -> ApiResult<ObjectList> {
+        let list = self.list(info, ns, filter).await?;
+        let mut items = Vec::with_capacity(list.items.len());
+        for obj in &list.items {
+            let name = meta_str(obj, "name").unwrap_or_default();
+            let obj_ns = meta_str(obj, "namespace");
+            match self.delete(info, obj_ns, name, opts).await {
+                Ok(d) => items.push(d.object),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ObjectList {
+            items,
+            resource_version: self.store.current_revision(),
+            continue_token: None,
+            remaining: None,
+        })
+    }
+
+    /// Hooks that must see a write synchronously (the CRD registry refresh).
+    async fn after_write(&self, info: &ResourceInfo) {
+        if hooks::is_crd_resource(info) {
+            hooks::refresh_registry(self).await;
+        }
+    }
+}
+
+/// Core Kubernetes groups allow unconditional `PUT` without a resourceVersion; custom resources
+/// (Flotilla's and users') require one, as on kube-apiserver.
+fn is_kubernetes_group(group: &str) -> bool {
+    matches!(group, "" | "apps" | "batch") || group.ends_with(".k8s.io")
+}
+
+/// kube-apiserver's default propagation when DeleteOptions say nothing.
+fn default_propagation(_info: &ResourceInfo) -> &'static str {
+    "Background"
+}
+
+fn rand_u128() -> u128 {
+    uuid::Uuid::new_v4().as_u128()
+}
+
+/// Splits an object's `apiVersion` into group and version.
+pub fn object_gv(obj: &Value) -> (String, String) {
+    let (g, v) = split_api_version(obj["apiVersion"].as_str().unwrap_or_default());
+    (g.to_string(), v.to_string())
+}

@@ -1,0 +1,483 @@
+//! Garbage collection by ownerReferences (Background, Foreground, Orphan), as kube's
+//! garbage collector does it, driven by one ordered watch over the whole keyspace.
+//!
+//! The collector keeps an ownership graph (uid → node, owner uid → dependents) updated from the
+//! store's event stream, so every decision is made against a consistent prefix of history:
+//! - a dependent whose owners are all gone is deleted; one with some owners gone loses the
+//!   dangling references;
+//! - an owner deleted with Foreground propagation (`foregroundDeletion` finalizer) has its
+//!   dependents deleted first and loses the finalizer once none remain;
+//! - an owner deleted with Orphan propagation (`orphan` finalizer) has its references removed
+//!   from every dependent, then loses the finalizer.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_store::{EventKind, KeyValue, ListRequest};
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+
+use crate::engine::{DeleteOptions, Engine, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
+use crate::object::{self, meta_str, metadata};
+use crate::registry::ResourceInfo;
+
+/// The whole keyspace the engine stores objects under.
+pub const ROOT_PREFIX: &str = "/registry/";
+
+#[derive(Debug, Clone)]
+struct Node {
+    group: String,
+    plural: String,
+    namespace: Option<String>,
+    name: String,
+    owners: Vec<String>,
+    deleting: bool,
+    finalizers: Vec<String>,
+}
+
+/// The ownership graph: pure bookkeeping, no I/O.
+#[derive(Debug, Default)]
+pub struct Graph {
+    nodes: HashMap<String, Node>,
+    dependents: HashMap<String, HashSet<String>>,
+    uid_by_key: HashMap<String, String>,
+}
+
+/// What the collector must do for one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Delete the object (its owners are all gone, or a foreground owner is being deleted).
+    Delete {
+        /// Uid of the object.
+        uid: String,
+        /// Propagation for its own dependents.
+        propagation: &'static str,
+    },
+    /// Remove these owner uids from the object's ownerReferences.
+    RemoveOwners {
+        /// Uid of the object.
+        uid: String,
+        /// Owner uids to drop.
+        owners: Vec<String>,
+    },
+    /// Remove a finalizer from the object.
+    RemoveFinalizer {
+        /// Uid of the object.
+        uid: String,
+        /// The finalizer.
+        finalizer: &'static str,
+    },
+}
+
+fn parse_key(key: &str) -> Option<(String, String, Option<String>, String)> {
+    let rest = key.strip_prefix(ROOT_PREFIX)?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    let group = |g: &str| {
+        if g == "core" {
+            String::new()
+        } else {
+            g.to_string()
+        }
+    };
+    match parts.as_slice() {
+        [g, p, name] => Some((group(g), p.to_string(), None, name.to_string())),
+        [g, p, ns, name] => Some((
+            group(g),
+            p.to_string(),
+            Some(ns.to_string()),
+            name.to_string(),
+        )),
+        _ => None,
+    }
+}
+
+impl Graph {
+    /// Records the latest version of an object; returns uids that need a decision.
+    pub fn upsert(&mut self, key: &str, obj: &Value) -> Vec<String> {
+        let Some((group, plural, namespace, name)) = parse_key(key) else {
+            return vec![];
+        };
+        let Some(uid) = meta_str(obj, "uid").map(String::from) else {
+            return vec![];
+        };
+        let owners: Vec<String> = metadata(obj)
+            .get("ownerReferences")
+            .and_then(Value::as_array)
+            .map(|refs| {
+                refs.iter()
+                    .filter_map(|r| r["uid"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // A new object under a key that held another uid replaces it.
+        let mut dirty = Vec::new();
+        if let Some(old_uid) = self.uid_by_key.get(key).cloned() {
+            if old_uid != uid {
+                dirty.extend(self.remove_uid(&old_uid));
+            }
+        }
+        if let Some(prev) = self.nodes.get(&uid) {
+            for o in prev.owners.clone() {
+                if let Some(d) = self.dependents.get_mut(&o) {
+                    d.remove(&uid);
+                }
+            }
+        }
+        for o in &owners {
+            self.dependents
+                .entry(o.clone())
+                .or_default()
+                .insert(uid.clone());
+        }
+        let deleting = meta_str(obj, "deletionTimestamp").is_some();
+        let node = Node {
+            group,
+            plural,
+            namespace,
+            name,
+            owners,
+            deleting,
+            finalizers: object::finalizers(obj),
+        };
+        self.uid_by_key.insert(key.to_string(), uid.clone());
+        self.nodes.insert(uid.clone(), node);
+        dirty.push(uid);
+        dirty
+    }
+
+    /// Forgets the object stored at `key`; returns uids that need a decision.
+    pub fn remove_key(&mut self, key: &str) -> Vec<String> {
+        match self.uid_by_key.remove(key) {
+            Some(uid) => self.remove_uid(&uid),
+            None => vec![],
+        }
+    }
+
+    fn remove_uid(&mut self, uid: &str) -> Vec<String> {
+        let Some(node) = self.nodes.remove(uid) else {
+            return vec![];
+        };
+        let mut dirty: Vec<String> = self
+            .dependents
+            .get(uid)
+            .map(|d| d.iter().cloned().collect())
+            .unwrap_or_default();
+        for o in &node.owners {
+            if let Some(d) = self.dependents.get_mut(o) {
+                d.remove(uid);
+            }
+            dirty.push(o.clone());
+        }
+        dirty
+    }
+
+    fn live_dependents(&self, uid: &str) -> Vec<String> {
+        self.dependents
+            .get(uid)
+            .map(|d| {
+                d.iter()
+                    .filter(|u| self.nodes.contains_key(*u))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The actions one node needs now (pure: decided from the graph alone).
+    pub fn decide(&self, uid: &str) -> Vec<Action> {
+        let Some(node) = self.nodes.get(uid) else {
+            return vec![];
+        };
+        let mut actions = Vec::new();
+        if node.deleting && node.finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
+            let deps = self.live_dependents(uid);
+            for d in &deps {
+                actions.push(Action::RemoveOwners {
+                    uid: d.clone(),
+                    owners: vec![uid.to_string()],
+                });
+            }
+            if deps.is_empty() {
+                actions.push(Action::RemoveFinalizer {
+                    uid: uid.to_string(),
+                    finalizer: ORPHAN_FINALIZER,
+                });
+            }
+            return actions;
+        }
+        if node.deleting && node.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+            let deps = self.live_dependents(uid);
+            for d in &deps {
+                if self.nodes.get(d).is_some_and(|n| !n.deleting) {
+                    actions.push(Action::Delete {
+                        uid: d.clone(),
+                        propagation: "Foreground",
+                    });
+                }
+            }
+            if deps.is_empty() {
+                actions.push(Action::RemoveFinalizer {
+                    uid: uid.to_string(),
+                    finalizer: FOREGROUND_FINALIZER,
+                });
+            }
+        }
+        if !node.owners.is_empty() && !node.deleting {
+            let absent: Vec<String> = node
+                .owners
+                .iter()
+                .filter(|o| !self.nodes.contains_key(*o))
+                .cloned()
+                .collect();
+            if absent.len() == node.owners.len() {
+                actions.push(Action::Delete {
+                    uid: uid.to_string(),
+                    propagation: "Background",
+                });
+            } else if !absent.is_empty() {
+                actions.push(Action::RemoveOwners {
+                    uid: uid.to_string(),
+                    owners: absent,
+                });
+            }
+        }
+        actions
+    }
+}
+
+/// Runs the garbage collector until the store's watch ends.
+pub async fn run(engine: Engine) {
+    loop {
+        if let Err(e) = run_once(&engine).await {
+            tracing::warn!(error = %e, "garbage collector restarting");
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+async fn run_once(engine: &Engine) -> Result<(), crate::status::ApiError> {
+    let mut graph = Graph::default();
+    let list = engine
+        .store
+        .list(ListRequest {
+            prefix: ROOT_PREFIX.into(),
+            ..Default::default()
+        })
+        .await?;
+    let mut dirty: BTreeSet<String> = BTreeSet::new();
+    for kv in &list.items {
+        if let Some(obj) = parse(kv) {
+            dirty.extend(graph.upsert(&kv.key, &obj));
+        }
+    }
+    let mut stream = engine.store.watch(ROOT_PREFIX, list.revision);
+    loop {
+        for uid in std::mem::take(&mut dirty) {
+            for action in graph.decide(&uid) {
+                execute(engine, &graph, action).await;
+            }
+        }
+        let Some(first) = stream.next().await else {
+            return Ok(());
+        };
+        let mut batch = vec![first];
+        while let Some(Some(more)) = stream.next().now_or_never() {
+            batch.push(more);
+        }
+        for item in batch {
+            let event = item?;
+            match event.kind {
+                EventKind::Put => {
+                    if let Some(obj) = parse(&event.kv) {
+                        dirty.extend(graph.upsert(&event.kv.key, &obj));
+                    }
+                }
+                EventKind::Delete => dirty.extend(graph.remove_key(&event.kv.key)),
+            }
+        }
+    }
+}
+
+fn parse(kv: &KeyValue) -> Option<Value> {
+    serde_json::from_slice(&kv.value).ok()
+}
+
+fn resource(engine: &Engine, node: &Node) -> Option<Arc<ResourceInfo>> {
+    engine
+        .registry
+        .snapshot()
+        .by_storage_prefix(&node.group, &node.plural)
+}
+
+async fn execute(engine: &Engine, graph: &Graph, action: Action) {
+    let uid = match &action {
+        Action::Delete { uid, .. }
+        | Action::RemoveOwners { uid, .. }
+        | Action::RemoveFinalizer { uid, .. } => uid.clone(),
+    };
+    let Some(node) = graph.nodes.get(&uid) else {
+        return;
+    };
+    let Some(info) = resource(engine, node) else {
+        return;
+    };
+    let ns = node.namespace.as_deref();
+    let result = match action {
+        Action::Delete { propagation, .. } => {
+            let opts = DeleteOptions {
+                propagation: Some(propagation.into()),
+                precondition_uid: Some(uid.clone()),
+                ..Default::default()
+            };
+            engine
+                .delete(&info, ns, &node.name, &opts)
+                .await
+                .map(|_| ())
+        }
+        Action::RemoveOwners { owners, .. } => engine
+            .update_existing(&info, ns, &node.name, |obj| {
+                if let Some(refs) = obj
+                    .pointer_mut("/metadata/ownerReferences")
+                    .and_then(Value::as_array_mut)
+                {
+                    refs.retain(|r| {
+                        !r["uid"]
+                            .as_str()
+                            .is_some_and(|u| owners.iter().any(|o| o == u))
+                    });
+                }
+            })
+            .await
+            .map(|_| ()),
+        Action::RemoveFinalizer { finalizer, .. } => engine
+            .update_existing(&info, ns, &node.name, |obj| {
+                object::remove_finalizer(obj, finalizer)
+            })
+            .await
+            .map(|_| ()),
+    };
+    if let Err(e) = result {
+        if e.code != 404 && e.code != 409 {
+            tracing::warn!(object = %node.name, error = %e, "garbage collection step failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(uid: &str, owners: &[&str], deleting: bool, finalizers: &[&str]) -> Value {
+        let refs: Vec<Value> = owners
+            .iter()
+            .map(|o| json!({"uid": o, "apiVersion": "v1", "kind": "ConfigMap", "name": o}))
+            .collect();
+        let mut v =
+            json!({"metadata": {"uid": uid, "ownerReferences": refs, "finalizers": finalizers}});
+        if deleting {
+            v["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        }
+        v
+    }
+
+    #[test]
+    fn orphaned_dependents_are_deleted_and_partial_owners_trimmed() {
+        let mut g = Graph::default();
+        g.upsert(
+            "/registry/core/configmaps/ns/owner",
+            &obj("o", &[], false, &[]),
+        );
+        g.upsert(
+            "/registry/core/configmaps/ns/other",
+            &obj("o2", &[], false, &[]),
+        );
+        g.upsert(
+            "/registry/core/configmaps/ns/dep",
+            &obj("d", &["o"], false, &[]),
+        );
+        g.upsert(
+            "/registry/core/configmaps/ns/shared",
+            &obj("s", &["o", "o2"], false, &[]),
+        );
+        assert!(g.decide("d").is_empty());
+        let dirty = g.remove_key("/registry/core/configmaps/ns/owner");
+        assert!(dirty.contains(&"d".to_string()) && dirty.contains(&"s".to_string()));
+        assert_eq!(
+            g.decide("d"),
+            vec![Action::Delete {
+                uid: "d".into(),
+                propagation: "Background"
+            }]
+        );
+        assert_eq!(
+            g.decide("s"),
+            vec![Action::RemoveOwners {
+                uid: "s".into(),
+                owners: vec!["o".into()]
+            }]
+        );
+    }
+
+    #[test]
+    fn foreground_waits_for_dependents_then_drops_finalizer() {
+        let mut g = Graph::default();
+        g.upsert(
+            "/registry/core/configmaps/ns/owner",
+            &obj("o", &[], true, &[FOREGROUND_FINALIZER]),
+        );
+        g.upsert(
+            "/registry/core/configmaps/ns/dep",
+            &obj("d", &["o"], false, &[]),
+        );
+        assert_eq!(
+            g.decide("o"),
+            vec![Action::Delete {
+                uid: "d".into(),
+                propagation: "Foreground"
+            }]
+        );
+        g.remove_key("/registry/core/configmaps/ns/dep");
+        assert_eq!(
+            g.decide("o"),
+            vec![Action::RemoveFinalizer {
+                uid: "o".into(),
+                finalizer: FOREGROUND_FINALIZER
+            }]
+        );
+    }
+
+    #[test]
+    fn orphan_strips_references_then_drops_finalizer() {
+        let mut g = Graph::default();
+        g.upsert(
+            "/registry/core/configmaps/ns/owner",
+            &obj("o", &[], true, &[ORPHAN_FINALIZER]),
+        );
+        g.upsert(
+            "/registry/core/configmaps/ns/dep",
+            &obj("d", &["o"], false, &[]),
+        );
+        assert_eq!(
+            g.decide("o"),
+            vec![Action::RemoveOwners {
+                uid: "d".into(),
+                owners: vec!["o".into()]
+            }]
+        );
+        g.upsert(
+            "/registry/core/configmaps/ns/dep",
+            &obj("d", &[], false, &[]),
+        );
+        assert_eq!(
+            g.decide("o"),
+            vec![Action::RemoveFinalizer {
+                uid: "o".into(),
+                finalizer: ORPHAN_FINALIZER
+            }]
+        );
+        // While the orphaning owner is deleting, its dependents are not collected.
+        assert!(g.decide("d").is_empty());
+    }
+}

@@ -1,0 +1,201 @@
+//! Behaviour specific to a few built-in kinds that the generic engine must honour:
+//! CustomResourceDefinitions (registration, status, cleanup finalizer) and Namespaces
+//! (phase and the `kubernetes` spec finalizer).
+
+use flotilla_apimachinery::FieldError;
+use serde_json::{Value, json};
+
+use crate::engine::{Engine, decode};
+use crate::object::meta_str;
+use crate::registry::ResourceInfo;
+use crate::status::{ApiError, ApiResult};
+
+/// Finalizer that keeps a CRD until all its custom resources are deleted.
+pub const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+/// The spec finalizer a namespace carries until the namespace controller has emptied it.
+pub const NAMESPACE_FINALIZER: &str = "kubernetes";
+
+/// Whether `info` is the CustomResourceDefinition resource.
+pub fn is_crd_resource(info: &ResourceInfo) -> bool {
+    info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"
+}
+
+/// Whether `info` is the core Namespace resource.
+pub fn is_namespace_resource(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "namespaces"
+}
+
+/// Kind-specific preparation of an object about to be written (after defaulting, before
+/// validation): CRD status and collision checks, namespace phase and finalizer.
+pub fn prepare_write(
+    engine: &Engine,
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    obj: &mut Value,
+) -> ApiResult<()> {
+    if is_crd_resource(info) {
+        prepare_crd(engine, info, old, obj)
+    } else if is_namespace_resource(info) {
+        if old.is_none() {
+            if obj.pointer("/spec/finalizers").is_none() {
+                obj["spec"] = json!({"finalizers": [NAMESPACE_FINALIZER]});
+            }
+            obj["status"] = json!({"phase": "Active"});
+        }
+        Ok(())
+    } else {
+        Ok(())
+    }
+}
+
+fn prepare_crd(
+    engine: &Engine,
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    obj: &mut Value,
+) -> ApiResult<()> {
+    let group = obj
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let plural = obj
+        .pointer("/spec/names/plural")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if old.is_none() && engine.registry.is_builtin_resource(&group, &plural) {
+        let name = meta_str(obj, "name").unwrap_or_default().to_string();
+        let errs = [FieldError::invalid(
+            "spec.names.plural",
+            json!(plural),
+            format!("{plural}.{group} is already served by a built-in kind"),
+        )];
+        return Err(ApiError::invalid(
+            &info.qualified_kind(),
+            &crate::engine::target(info, &name),
+            &errs,
+        ));
+    }
+    let mut names = obj
+        .pointer("/spec/names")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(kind) = names["kind"].as_str().map(String::from) {
+        if names.get("singular").is_none() {
+            names["singular"] = json!(kind.to_lowercase());
+        }
+        if names.get("listKind").is_none() {
+            names["listKind"] = json!(format!("{kind}List"));
+        }
+    }
+    let storage: Vec<Value> = obj
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut stored: Vec<Value> = old
+        .and_then(|o| o.pointer("/status/storedVersions"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for v in storage {
+        if !stored.contains(&v) {
+            stored.push(v);
+        }
+    }
+    let now = engine.now();
+    let since = old
+        .and_then(|o| o.pointer("/status/conditions/0/lastTransitionTime"))
+        .cloned()
+        .unwrap_or_else(|| json!(now));
+    let mut conditions = vec![
+        json!({"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": since}),
+        json!({"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": since}),
+    ];
+    if meta_str(obj, "deletionTimestamp").is_some() {
+        conditions.push(terminating_condition(&now));
+    }
+    obj["status"] =
+        json!({"conditions": conditions, "acceptedNames": names, "storedVersions": stored});
+    Ok(())
+}
+
+fn terminating_condition(now: &str) -> Value {
+    json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
+        "message": "CustomResource deletion is in progress", "lastTransitionTime": now})
+}
+
+/// Finalizers the engine adds when an object of this kind is deleted.
+pub fn deletion_finalizers(info: &ResourceInfo, _obj: &Value) -> Vec<String> {
+    if is_crd_resource(info) {
+        vec![CRD_CLEANUP_FINALIZER.to_string()]
+    } else {
+        vec![]
+    }
+}
+
+/// Spec-level finalizers that also block deletion (a namespace's `spec.finalizers`).
+pub fn spec_finalizers(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+    if !is_namespace_resource(info) {
+        return vec![];
+    }
+    obj.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Marks an object whose deletion has started: namespaces become `Terminating`, CRDs get a
+/// `Terminating` condition.
+pub fn mark_terminating(info: &ResourceInfo, obj: &mut Value) {
+    if is_namespace_resource(info) {
+        obj["status"] = json!({"phase": "Terminating"});
+    } else if is_crd_resource(info) {
+        let now = meta_str(obj, "deletionTimestamp")
+            .unwrap_or_default()
+            .to_string();
+        if let Some(conds) = obj
+            .pointer_mut("/status/conditions")
+            .and_then(Value::as_array_mut)
+        {
+            if !conds.iter().any(|c| c["type"] == "Terminating") {
+                conds.push(terminating_condition(&now));
+            }
+        }
+    }
+}
+
+/// Re-reads every stored CRD and swaps the registry snapshot, so a created CRD is served (and
+/// a deleted one withdrawn) as soon as the write is acknowledged.
+pub async fn refresh_registry(engine: &Engine) {
+    let snap = engine.registry.snapshot();
+    let Some(info) = snap.get("apiextensions.k8s.io", "v1", "customresourcedefinitions") else {
+        return;
+    };
+    let Ok(list) = engine
+        .store
+        .list(flotilla_store::ListRequest {
+            prefix: info.prefix(),
+            ..Default::default()
+        })
+        .await
+    else {
+        return;
+    };
+    let crds: Vec<Value> = list
+        .items
+        .iter()
+        .filter_map(|kv| decode(&info, kv).ok())
+        .collect();
+    engine.registry.set_user_crds(&crds);
+}

@@ -1,0 +1,702 @@
+//! The HTTP shell: one catch-all route that parses Kubernetes API paths, negotiates content,
+//! enforces limits and authentication, and calls the generic engine.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::engine::{DeleteOptions, Engine, FieldValidation, ObjectList, WriteOptions, Written};
+use crate::patching::PatchType;
+use crate::registry::ResourceInfo;
+use crate::render::{self, Output};
+use crate::selectors::ListFilter;
+use crate::status::{ApiError, ApiResult};
+use crate::watch::WatchOptions;
+use crate::{discovery, openapi};
+
+/// Largest accepted request body (kube-apiserver's limit is 3 MiB).
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// Server settings that are not part of the engine.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Bearer tokens accepted; `None` disables authentication (in-process clients).
+    pub tokens: Option<Arc<Vec<String>>>,
+    /// Deadline of non-watch requests.
+    pub request_timeout: Duration,
+    /// Default and maximum watch duration.
+    pub watch_timeout: Duration,
+    /// Interval of watch bookmarks.
+    pub bookmark_interval: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            tokens: None,
+            request_timeout: Duration::from_secs(60),
+            watch_timeout: Duration::from_secs(1800),
+            bookmark_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    engine: Engine,
+    config: Arc<ServerConfig>,
+}
+
+/// The API server as an axum router (a tower service): serve it over TLS, or call it
+/// in-process.
+pub fn router(engine: Engine, config: ServerConfig) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(AppState {
+        engine,
+        config: Arc::new(config),
+    })
+}
+
+/// A parsed resource path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourcePath {
+    /// API group ("" for core).
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Namespace from the URL.
+    pub namespace: Option<String>,
+    /// Plural resource.
+    pub plural: String,
+    /// Object name.
+    pub name: Option<String>,
+    /// Subresource (`status`).
+    pub subresource: Option<String>,
+}
+
+/// What a URL path addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/api`.
+    CoreVersions,
+    /// `/apis`.
+    Groups,
+    /// `/apis/<group>`.
+    Group(String),
+    /// `/api/v1` or `/apis/<group>/<version>`.
+    GroupVersion(String, String),
+    /// A resource, collection or subresource.
+    Resource(ResourcePath),
+}
+
+/// Parses a Kubernetes API path.
+pub fn parse_path(path: &str) -> Option<Route> {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api"] => return Some(Route::CoreVersions),
+        ["apis"] => return Some(Route::Groups),
+        ["apis", g] => return Some(Route::Group((*g).to_string())),
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return None,
+    };
+    let rp = |namespace: Option<&str>, plural: &str, name: Option<&str>, sub: Option<&str>| {
+        Some(Route::Resource(ResourcePath {
+            group: group.to_string(),
+            version: version.to_string(),
+            namespace: namespace.map(String::from),
+            plural: plural.to_string(),
+            name: name.map(String::from),
+            subresource: sub.map(String::from),
+        }))
+    };
+    match rest {
+        [] => Some(Route::GroupVersion(group.to_string(), version.to_string())),
+        // The namespace object itself and its subresources.
+        ["namespaces", name] if group.is_empty() => rp(None, "namespaces", Some(name), None),
+        ["namespaces", name, sub @ ("status" | "finalize")] if group.is_empty() => {
+            rp(None, "namespaces", Some(name), Some(sub))
+        }
+        ["namespaces", ns, plural] => rp(Some(ns), plural, None, None),
+        ["namespaces", ns, plural, name] => rp(Some(ns), plural, Some(name), None),
+        ["namespaces", ns, plural, name, sub] => rp(Some(ns), plural, Some(name), Some(sub)),
+        [plural] => rp(None, plural, None, None),
+        [plural, name] => rp(None, plural, Some(name), None),
+        [plural, name, sub] => rp(None, plural, Some(name), Some(sub)),
+        _ => None,
+    }
+}
+
+fn json_response(code: StatusCode, value: &Value) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body))
+        .unwrap_or_default()
+}
+
+fn error_response(err: &ApiError) -> Response {
+    let code = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut resp = json_response(code, &err.to_status());
+    if let Some(r) = err.retry_after {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(r));
+    }
+    resp
+}
+
+fn text_response(text: &str) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(Body::from(text.to_string()))
+        .unwrap_or_default()
+}
+
+fn authorized(config: &ServerConfig, headers: &HeaderMap) -> bool {
+    let Some(tokens) = &config.tokens else {
+        return true;
+    };
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| tokens.iter().any(|ok| ok == t.trim()))
+}
+
+async fn handle(State(state): State<AppState>, req: Request) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let health = matches!(
+        path.as_str(),
+        "/healthz" | "/livez" | "/readyz" | "/version"
+    );
+    if !health && !authorized(&state.config, req.headers()) {
+        return error_response(&ApiError::unauthorized());
+    }
+    let (verb, resource, response) = dispatch(&state, req).await;
+    let code = response.status().as_u16();
+    if verb != "WATCH" {
+        state
+            .engine
+            .metrics()
+            .observe(&verb, &resource, code, started.elapsed());
+    }
+    tracing::debug!(method = %method, path, code, elapsed_ms = started.elapsed().as_secs_f64() * 1000.0, "request");
+    response
+}
+
+async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) {
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    match path.as_str() {
+        "/healthz" | "/livez" | "/readyz" => {
+            return ("GET".into(), "health".into(), text_response("ok"));
+        }
+        "/version" => {
+            return (
+                "GET".into(),
+                "version".into(),
+                json_response(StatusCode::OK, &discovery::version()),
+            );
+        }
+        "/metrics" => {
+            let store = state.engine.store();
+            let text = state
+                .engine
+                .metrics()
+                .render(store.current_revision(), store.compacted_revision());
+            return ("GET".into(), "metrics".into(), text_response(&text));
+        }
+        _ => {}
+    }
+    if let Some(rest) = path.strip_prefix("/openapi/v3") {
+        let snap = state.engine.registry().snapshot();
+        let resp = match openapi::document(&snap, rest.trim_start_matches('/')) {
+            Some(doc) => json_response(StatusCode::OK, &doc),
+            None => error_response(&ApiError::no_route(&path)),
+        };
+        return ("GET".into(), "openapi".into(), resp);
+    }
+    let Some(route) = parse_path(&path) else {
+        return (
+            method.to_string(),
+            "unknown".into(),
+            error_response(&ApiError::no_route(&path)),
+        );
+    };
+    let snap = state.engine.registry().snapshot();
+    let rp = match route {
+        Route::Resource(rp) => rp,
+        other => {
+            let resp = match discovery::serve(&snap, &other) {
+                Some(v) => json_response(StatusCode::OK, &v),
+                None => error_response(&ApiError::no_route(&path)),
+            };
+            return ("GET".into(), "discovery".into(), resp);
+        }
+    };
+    let Some(info) = snap.get(&rp.group, &rp.version, &rp.plural) else {
+        return (
+            method.to_string(),
+            rp.plural.clone(),
+            error_response(&ApiError::no_route(&path)),
+        );
+    };
+    let query: HashMap<String, String> = Query::<HashMap<String, String>>::try_from_uri(req.uri())
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let watching = query.get("watch").is_some_and(|w| w == "true" || w == "1");
+    let verb = match (&method, rp.name.is_some(), watching) {
+        (&Method::GET, false, true) => "WATCH",
+        (&Method::GET, false, false) => "LIST",
+        (&Method::GET, true, _) => "GET",
+        (&Method::POST, _, _) => "POST",
+        (&Method::PUT, _, _) => "PUT",
+        (&Method::PATCH, _, _) => "PATCH",
+        (&Method::DELETE, true, _) => "DELETE",
+        (&Method::DELETE, false, _) => "DELETECOLLECTION",
+        _ => "OTHER",
+    };
+    let resource = info.plural.clone();
+    let output = Output::from_accept(req.headers())
+        .with_include(query.get("includeObject").map(String::as_str));
+    let request = ResourceRequest {
+        state,
+        info,
+        rp,
+        query,
+        output,
+    };
+    let result = if verb == "WATCH" {
+        request.watch().await
+    } else {
+        match tokio::time::timeout(state.config.request_timeout, request.run(verb, req)).await {
+            Ok(r) => r,
+            Err(_) => Err(ApiError::timeout()),
+        }
+    };
+    (
+        verb.to_string(),
+        resource,
+        result.unwrap_or_else(|e| error_response(&e)),
+    )
+}
+
+struct ResourceRequest<'a> {
+    state: &'a AppState,
+    info: Arc<ResourceInfo>,
+    rp: ResourcePath,
+    query: HashMap<String, String>,
+    output: Output,
+}
+
+impl ResourceRequest<'_> {
+    fn q(&self, key: &str) -> Option<&str> {
+        self.query.get(key).map(String::as_str)
+    }
+
+    fn ns(&self) -> Option<&str> {
+        self.rp.namespace.as_deref()
+    }
+
+    fn name(&self) -> &str {
+        self.rp.name.as_deref().unwrap_or_default()
+    }
+
+    fn subresource(&self) -> ApiResult<Option<&str>> {
+        match self.rp.subresource.as_deref() {
+            None => Ok(None),
+            Some("status") if self.info.status_subresource => Ok(Some("status")),
+            Some("finalize") if crate::hooks::is_namespace_resource(&self.info) => Ok(None),
+            Some(_) => Err(ApiError::no_route(&self.rp.plural)),
+        }
+    }
+
+    fn filter(&self) -> ApiResult<ListFilter> {
+        let mut f = ListFilter::parse(
+            &self.info,
+            self.q("labelSelector"),
+            self.q("fieldSelector"),
+            self.q("limit"),
+            self.q("continue"),
+        )?;
+        if self.q("resourceVersionMatch") == Some("Exact") {
+            let rv = self.q("resourceVersion").unwrap_or_default();
+            f.exact_revision = Some(rv.parse().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "invalid resource version {rv:?} for resourceVersionMatch=Exact"
+                ))
+            })?);
+        }
+        Ok(f)
+    }
+
+    fn write_options(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        content_type: &str,
+    ) -> ApiResult<WriteOptions> {
+        let field_validation = match self.q("fieldValidation") {
+            None | Some("") | Some("Warn") => FieldValidation::Warn,
+            Some("Strict") => FieldValidation::Strict,
+            Some("Ignore") => FieldValidation::Ignore,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "fieldValidation must be one of Ignore, Warn, Strict: got {other:?}"
+                )));
+            }
+        };
+        let duplicate_fields = if field_validation != FieldValidation::Ignore
+            && content_type.contains("json")
+            && !body.is_empty()
+        {
+            flotilla_apimachinery::schema::find_duplicate_fields(body).unwrap_or_default()
+        } else {
+            vec![]
+        };
+        let dry_run = match self.q("dryRun") {
+            None | Some("") => false,
+            Some("All") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "unsupported dryRun value {other:?}: only All is supported"
+                )));
+            }
+        };
+        let field_manager = match self.q("fieldManager") {
+            Some(m) if m.len() > 128 => {
+                return Err(ApiError::bad_request(
+                    "fieldManager: Too long: must have at most 128 bytes",
+                ));
+            }
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ => user_agent_manager(headers),
+        };
+        let force = match self.q("force") {
+            None | Some("") | Some("false") => false,
+            Some("true") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid force value {other:?}"
+                )));
+            }
+        };
+        Ok(WriteOptions {
+            dry_run,
+            field_manager,
+            field_validation,
+            duplicate_fields,
+            force,
+        })
+    }
+
+    async fn run(self, verb: &str, req: Request) -> ApiResult<Response> {
+        let headers = req.headers().clone();
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let body = read_body(req).await?;
+        let engine = &self.state.engine;
+        let info = self.info.clone();
+        match verb {
+            "GET" => {
+                self.subresource()?;
+                let obj = engine.get(&info, self.ns(), self.name()).await?;
+                Ok(self
+                    .output
+                    .object(&info, obj, StatusCode::OK, &[], engine.clock.now()))
+            }
+            "LIST" => {
+                let list = engine.list(&info, self.ns(), &self.filter()?).await?;
+                Ok(self.output.list(&info, list, engine.clock.now()))
+            }
+            "POST" => {
+                if self.rp.name.is_some() {
+                    return Err(ApiError::method_not_supported(
+                        &crate::engine::target(&info, self.name()),
+                        "create",
+                    ));
+                }
+                let opts = self.write_options(&headers, &body, &content_type)?;
+                let obj = decode_body(&body, &content_type)?;
+                let w = engine.create(&info, self.ns(), obj, &opts).await?;
+                Ok(self.written(w))
+            }
+            "PUT" => {
+                let sub = self.subresource()?;
+                let opts = self.write_options(&headers, &body, &content_type)?;
+                let obj = decode_body(&body, &content_type)?;
+                let w = engine
+                    .update(&info, self.ns(), self.name(), obj, sub, &opts)
+                    .await?;
+                Ok(self.written(w))
+            }
+            "PATCH" => {
+                let sub = self.subresource()?;
+                let patch_type = PatchType::from_content_type(&content_type)?;
+                let opts = self.write_options(&headers, &body, &content_type)?;
+                let w = engine
+                    .patch(&info, self.ns(), self.name(), patch_type, &body, sub, &opts)
+                    .await?;
+                Ok(self.written(w))
+            }
+            "DELETE" => {
+                let opts = self.delete_options(&body)?;
+                let d = engine.delete(&info, self.ns(), self.name(), &opts).await?;
+                let code = if d.gone {
+                    StatusCode::OK
+                } else {
+                    StatusCode::ACCEPTED
+                };
+                Ok(self
+                    .output
+                    .object(&info, d.object, code, &[], engine.clock.now()))
+            }
+            "DELETECOLLECTION" => {
+                let opts = self.delete_options(&body)?;
+                let list = engine
+                    .delete_collection(&info, self.ns(), &self.filter()?, &opts)
+                    .await?;
+                Ok(self.output.list(&info, list, engine.clock.now()))
+            }
+            _ => Err(ApiError::method_not_supported(
+                &crate::engine::target(&info, self.name()),
+                verb,
+            )),
+        }
+    }
+
+    fn written(&self, w: Written) -> Response {
+        let code = if w.created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        self.output.object(
+            &self.info,
+            w.object,
+            code,
+            &w.warnings,
+            self.state.engine.clock.now(),
+        )
+    }
+
+    fn delete_options(&self, body: &[u8]) -> ApiResult<DeleteOptions> {
+        let parsed: Value = if body.is_empty() {
+            json!({})
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
+        };
+        let s = |v: &Value| v.as_str().map(String::from);
+        let propagation = s(&parsed["propagationPolicy"])
+            .or_else(|| self.q("propagationPolicy").map(String::from))
+            .or_else(|| match parsed["orphanDependents"].as_bool() {
+                Some(true) => Some("Orphan".into()),
+                Some(false) => Some("Background".into()),
+                None => None,
+            });
+        let dry_run = parsed["dryRun"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "All"))
+            || self.q("dryRun") == Some("All");
+        Ok(DeleteOptions {
+            propagation,
+            precondition_uid: s(&parsed["preconditions"]["uid"]),
+            precondition_rv: s(&parsed["preconditions"]["resourceVersion"]),
+            dry_run,
+        })
+    }
+
+    async fn watch(self) -> ApiResult<Response> {
+        let engine = &self.state.engine;
+        let timeout = match self.q("timeoutSeconds").map(str::parse::<u64>) {
+            Some(Ok(s)) if s > 0 => Duration::from_secs(s).min(self.state.config.watch_timeout),
+            Some(Err(_)) => return Err(ApiError::bad_request("timeoutSeconds must be an integer")),
+            _ => self.state.config.watch_timeout,
+        };
+        let opts = WatchOptions {
+            resource_version: self.q("resourceVersion").map(String::from),
+            send_initial_events: self.q("sendInitialEvents") == Some("true"),
+            allow_bookmarks: self.q("allowWatchBookmarks") == Some("true"),
+            timeout,
+            bookmark_interval: self.state.config.bookmark_interval,
+            filter: self.filter()?,
+        };
+        let rx = engine
+            .watch(self.info.clone(), self.rp.namespace.clone(), opts)
+            .await?;
+        let info = self.info.clone();
+        let output = self.output;
+        let clock = engine.clock.clone();
+        let mut first = true;
+        let stream = ReceiverStream::new(rx).map(move |event| {
+            let object =
+                output.watch_object(&info, event.object, event.event_type, first, clock.now());
+            first = false;
+            let mut line = serde_json::to_vec(&json!({"type": event.event_type, "object": object}))
+                .unwrap_or_default();
+            line.push(b'\n');
+            Ok::<Bytes, std::convert::Infallible>(Bytes::from(line))
+        });
+        Ok(Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CACHE_CONTROL, "no-cache, private")
+            .body(Body::from_stream(stream))
+            .unwrap_or_default())
+    }
+}
+
+/// The field manager kube-apiserver derives from the User-Agent when none is given.
+fn user_agent_manager(headers: &HeaderMap) -> String {
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| {
+            ua.split('/')
+                .next()
+                .unwrap_or(ua)
+                .chars()
+                .take(128)
+                .collect()
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+async fn read_body(req: Request) -> ApiResult<Bytes> {
+    let limited = http_body_util::Limited::new(req.into_body(), MAX_BODY);
+    match limited.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(ApiError::too_large(MAX_BODY))
+        }
+        Err(e) => Err(ApiError::bad_request(format!(
+            "error reading request body: {e}"
+        ))),
+    }
+}
+
+/// Decodes a create/update body: JSON, or YAML when the content type says so.
+fn decode_body(body: &[u8], content_type: &str) -> ApiResult<Value> {
+    if body.is_empty() {
+        return Err(ApiError::bad_request(
+            "the request body is empty: expected a Kubernetes object",
+        ));
+    }
+    let base = content_type.split(';').next().unwrap_or_default().trim();
+    match base {
+        "application/yaml" => {
+            let text = std::str::from_utf8(body)
+                .map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
+            serde_saphyr::from_str(text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+        }
+        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+        }),
+        other => Err(ApiError::unsupported_media_type(other)),
+    }
+}
+
+impl Output {
+    fn list(&self, info: &ResourceInfo, list: ObjectList, now: jiff::Timestamp) -> Response {
+        json_response(StatusCode::OK, &render::list(self, info, list, now))
+    }
+
+    fn object(
+        &self,
+        info: &ResourceInfo,
+        obj: Value,
+        code: StatusCode,
+        warnings: &[String],
+        now: jiff::Timestamp,
+    ) -> Response {
+        let mut resp = json_response(code, &render::object(self, info, obj, now));
+        for w in warnings {
+            if let Ok(v) = HeaderValue::from_str(&format!("299 - {:?}", w)) {
+                resp.headers_mut().append(header::WARNING, v);
+            }
+        }
+        resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(
+        group: &str,
+        ns: Option<&str>,
+        plural: &str,
+        name: Option<&str>,
+        sub: Option<&str>,
+    ) -> Option<Route> {
+        Some(Route::Resource(ResourcePath {
+            group: group.into(),
+            version: "v1".into(),
+            namespace: ns.map(String::from),
+            plural: plural.into(),
+            name: name.map(String::from),
+            subresource: sub.map(String::from),
+        }))
+    }
+
+    #[test]
+    fn paths_parse_like_kube_apiserver() {
+        assert_eq!(parse_path("/api"), Some(Route::CoreVersions));
+        assert_eq!(parse_path("/apis/apps"), Some(Route::Group("apps".into())));
+        assert_eq!(
+            parse_path("/apis/apps/v1"),
+            Some(Route::GroupVersion("apps".into(), "v1".into()))
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces"),
+            res("", None, "namespaces", None, None)
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces/default"),
+            res("", None, "namespaces", Some("default"), None)
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces/x/status"),
+            res("", None, "namespaces", Some("x"), Some("status"))
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces/x/configmaps"),
+            res("", Some("x"), "configmaps", None, None)
+        );
+        assert_eq!(
+            parse_path("/apis/g/v1/namespaces/x/things/a/status"),
+            res("g", Some("x"), "things", Some("a"), Some("status"))
+        );
+        assert_eq!(
+            parse_path("/apis/g/v1/things/a"),
+            res("g", None, "things", Some("a"), None)
+        );
+        assert_eq!(parse_path("/nope"), None);
+    }
+}

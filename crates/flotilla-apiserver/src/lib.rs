@@ -1,0 +1,34 @@
+//! Flotilla's generic, schema-driven, Kubernetes-compatible API engine.
+//!
+//! One engine serves every registered kind (Flotilla's own, the core Kubernetes kinds, and
+//! user CRDs registered at run time) over any [`flotilla_store::Storage`]. The [`Hub`] bundles
+//! the engine with its housekeeping controllers (garbage collection, namespace deletion, CRD
+//! cleanup, compaction) and hands out an axum router (to serve over TLS) and in-process
+//! `kube::Client`s (no TCP).
+
+pub mod admission;
+pub mod client;
+pub mod clock;
+pub mod controllers;
+pub mod discovery;
+pub mod engine;
+pub mod gc;
+pub mod hooks;
+pub mod http;
+pub mod metrics;
+pub mod object;
+pub mod openapi;
+pub mod patching;
+pub mod registry;
+pub mod render;
+pub mod selectors;
+pub mod status;
+pub mod watch;
+
+mod hub;
+
+pub use clock::{Clock, SystemClock};
+pub use engine::Engine;
+pub use http::ServerConfig;
+pub use hub::{Compaction, Hub, HubOptions};
+pub use status::ApiError;

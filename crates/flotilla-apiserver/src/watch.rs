@@ -1,0 +1,223 @@
+//! Watches: initial state (for `resourceVersion` unset/0 or `sendInitialEvents`), then store
+//! events translated to ADDED/MODIFIED/DELETED as seen through the request's selectors, with
+//! periodic BOOKMARKs and an in-stream 410 ERROR when the start revision was compacted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_store::{Event, EventKind, StoreError};
+use futures::{FutureExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::engine::{Engine, decode};
+use crate::registry::ResourceInfo;
+use crate::selectors::ListFilter;
+use crate::status::{ApiError, ApiResult};
+
+/// Parameters of a watch request.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// `resourceVersion` (None, "" and "0" start with the current state).
+    pub resource_version: Option<String>,
+    /// `sendInitialEvents=true`: initial ADDED events then a BOOKMARK marking their end.
+    pub send_initial_events: bool,
+    /// `allowWatchBookmarks=true`.
+    pub allow_bookmarks: bool,
+    /// Close the stream after this long (`timeoutSeconds`).
+    pub timeout: Duration,
+    /// How often to send bookmarks.
+    pub bookmark_interval: Duration,
+    /// Label and field selectors.
+    pub filter: ListFilter,
+}
+
+/// One event of a watch stream, in the version the request asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatchEvent {
+    /// ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.
+    pub event_type: &'static str,
+    /// The object (or a Status for ERROR).
+    pub object: Value,
+}
+
+/// Open watches are counted while this guard lives.
+struct WatchGuard(Arc<crate::metrics::Metrics>);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.watch_delta(-1);
+    }
+}
+
+impl Engine {
+    /// Starts a watch; events arrive on the returned channel until timeout, compaction or
+    /// the receiver is dropped.
+    pub async fn watch(
+        &self,
+        info: Arc<ResourceInfo>,
+        ns: Option<String>,
+        opts: WatchOptions,
+    ) -> ApiResult<mpsc::Receiver<WatchEvent>> {
+        let ns = ns.filter(|_| info.namespaced);
+        let start = match opts.resource_version.as_deref() {
+            None | Some("") | Some("0") => None,
+            Some(rv) => Some(rv.parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "invalid resource version {rv:?}: must be a positive integer"
+                ))
+            })?),
+        };
+        let initial = start.is_none() || opts.send_initial_events;
+        let (tx, rx) = mpsc::channel(1024);
+        let mut initial_events = Vec::new();
+        let mut after = start.unwrap_or(0);
+        if initial {
+            let mut filter = opts.filter.clone();
+            filter.limit = None;
+            filter.continue_from = None;
+            filter.exact_revision = start;
+            let list = self.list(&info, ns.as_deref(), &filter).await?;
+            after = list.resource_version;
+            initial_events.extend(list.items.into_iter().map(|object| WatchEvent {
+                event_type: "ADDED",
+                object,
+            }));
+            if opts.send_initial_events {
+                initial_events.push(bookmark(&info, after, true));
+            }
+        }
+        let stream = self
+            .store
+            .watch(&info.namespace_prefix(ns.as_deref()), after);
+        let engine = self.clone();
+        engine.metrics.watch_delta(1);
+        let guard = WatchGuard(engine.metrics.clone());
+        tokio::spawn(async move {
+            let _guard = guard;
+            for e in initial_events {
+                if tx.send(e).await.is_err() {
+                    return;
+                }
+            }
+            pump(engine, info, opts, stream, tx, after).await;
+        });
+        Ok(rx)
+    }
+}
+
+fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> WatchEvent {
+    let mut meta = json!({"resourceVersion": revision.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    WatchEvent {
+        event_type: "BOOKMARK",
+        object: json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta}),
+    }
+}
+
+/// The Status carried by an in-stream ERROR event.
+pub fn error_event(err: &ApiError) -> WatchEvent {
+    WatchEvent {
+        event_type: "ERROR",
+        object: err.to_status(),
+    }
+}
+
+async fn pump(
+    engine: Engine,
+    info: Arc<ResourceInfo>,
+    opts: WatchOptions,
+    mut stream: flotilla_store::WatchStream,
+    tx: mpsc::Sender<WatchEvent>,
+    mut last: i64,
+) {
+    let deadline = tokio::time::sleep(opts.timeout);
+    tokio::pin!(deadline);
+    let mut ticker = tokio::time::interval(opts.bookmark_interval);
+    ticker.tick().await;
+    loop {
+        tokio::select! {
+            _ = &mut deadline => return,
+            _ = tx.closed() => return,
+            _ = ticker.tick(), if opts.allow_bookmarks => {
+                // Drain what the store already queued, so the bookmark never skips an event.
+                while let Some(Some(item)) = stream.next().now_or_never() {
+                    if !forward(&info, &opts.filter, item, &tx, &mut last).await {
+                        return;
+                    }
+                }
+                let rev = engine.store.current_revision().max(last);
+                if tx.send(bookmark(&info, rev, false)).await.is_err() {
+                    return;
+                }
+            }
+            item = stream.next() => {
+                let Some(item) = item else { return };
+                if !forward(&info, &opts.filter, item, &tx, &mut last).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Sends the event(s) one store item produces; false when the stream must end.
+async fn forward(
+    info: &ResourceInfo,
+    filter: &ListFilter,
+    item: Result<Event, StoreError>,
+    tx: &mpsc::Sender<WatchEvent>,
+    last: &mut i64,
+) -> bool {
+    match item {
+        Ok(event) => {
+            *last = event.revision();
+            match translate(info, filter, &event) {
+                Ok(Some(e)) => tx.send(e).await.is_ok(),
+                Ok(None) => true,
+                Err(e) => {
+                    let _ = tx.send(error_event(&e)).await;
+                    false
+                }
+            }
+        }
+        Err(StoreError::Compacted {
+            requested,
+            compacted,
+        }) => {
+            let err = ApiError::expired(format!(
+                "too old resource version: {requested} ({compacted})"
+            ));
+            let _ = tx.send(error_event(&err)).await;
+            false
+        }
+        // A slow consumer is dropped; clients re-watch from their last resourceVersion.
+        Err(_) => false,
+    }
+}
+
+/// What a store event looks like through the request's selectors: an object entering the
+/// selection is ADDED, leaving it is DELETED.
+pub fn translate(
+    info: &ResourceInfo,
+    filter: &ListFilter,
+    event: &Event,
+) -> ApiResult<Option<WatchEvent>> {
+    let object = decode(info, &event.kv)?;
+    let prev = event.prev.as_ref().map(|kv| decode(info, kv)).transpose()?;
+    let now_matches = filter.matches(&object);
+    let before_matched = prev.as_ref().is_some_and(|p| filter.matches(p));
+    let event_type = match event.kind {
+        EventKind::Delete if now_matches || before_matched => "DELETED",
+        EventKind::Delete => return Ok(None),
+        EventKind::Put => match (before_matched, now_matches) {
+            (false, true) => "ADDED",
+            (true, true) => "MODIFIED",
+            (true, false) => "DELETED",
+            (false, false) => return Ok(None),
+        },
+    };
+    Ok(Some(WatchEvent { event_type, object }))
+}

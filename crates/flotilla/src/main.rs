@@ -1,0 +1,71 @@
+//! `flotilla`: the multi-cluster Kubernetes fleet manager's command line.
+//!
+//! `up` runs the whole system on one machine; `hub` runs the hub alone against a chosen store;
+//! `crds` prints the CustomResourceDefinitions.
+
+mod kubeconfig;
+mod serve;
+mod tls;
+mod up;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// Flotilla: place resources across member clusters, orchestrate their upgrades, and
+/// auto-provision their nodes. Everything is a Kubernetes resource; kubectl is the interface.
+#[derive(Debug, Parser)]
+#[command(name = "flotilla", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the whole system on this machine: hub API server, controllers and simulated members.
+    Up(up::UpArgs),
+    /// Run the hub (API server and controllers) against a chosen store.
+    Hub(up::HubArgs),
+    /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
+    Crds,
+}
+
+fn init_tracing(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        Command::Up(args) => {
+            init_tracing(args.log_json);
+            runtime.block_on(up::up(args))
+        }
+        Command::Hub(args) => {
+            init_tracing(args.log_json);
+            runtime.block_on(up::hub(args))
+        }
+        Command::Crds => {
+            for crd in flotilla_api::fleet_crds() {
+                println!("---");
+                print!("{}", serde_saphyr::to_string(&crd)?);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The default data directory of `up`.
+fn default_data_dir() -> PathBuf {
+    PathBuf::from(".flotilla")
+}

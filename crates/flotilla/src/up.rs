@@ -1,0 +1,141 @@
+//! `flotilla up` and `flotilla hub`: start the hub over a durable store, serve it over HTTPS,
+//! write the kubeconfig, and run until interrupted.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use flotilla_apiserver::{Hub, HubOptions, ServerConfig};
+use flotilla_store::{SharedStorage, SqliteOptions, SqliteStore};
+use tokio::net::TcpListener;
+
+use crate::{kubeconfig, serve, tls};
+
+/// Arguments of `flotilla up`.
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Where state lives (store, certificates, kubeconfig).
+    #[arg(long, default_value_os_t = crate::default_data_dir())]
+    pub data_dir: PathBuf,
+    /// Listen address; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// How many simulated member clusters to run.
+    #[arg(long, default_value_t = 6)]
+    pub members: usize,
+    /// A fleet description file instead of --members.
+    #[arg(long)]
+    pub fleet: Option<PathBuf>,
+    /// Run simulated time this many times faster than real time.
+    #[arg(long, default_value_t = 1.0)]
+    pub clock_speed: f64,
+    /// Log as JSON lines.
+    #[arg(long)]
+    pub log_json: bool,
+}
+
+/// Arguments of `flotilla hub`.
+#[derive(Debug, Args)]
+pub struct HubArgs {
+    /// `sqlite:PATH` (embedded, durable) or `memory:` (ephemeral).
+    #[arg(long)]
+    pub store: String,
+    /// Directory for certificates, token and kubeconfig.
+    #[arg(long, default_value_os_t = crate::default_data_dir())]
+    pub data_dir: PathBuf,
+    /// Listen address; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// Log as JSON lines.
+    #[arg(long)]
+    pub log_json: bool,
+}
+
+/// Runs `flotilla up`.
+pub async fn up(args: UpArgs) -> Result<()> {
+    if args.members > 0 || args.fleet.is_some() {
+        eprintln!(
+            "note: simulated member clusters are not available in this build yet; starting the hub with 0 members \
+             (pass --members 0 to silence this)"
+        );
+    }
+    if !(args.clock_speed > 0.0) {
+        bail!("--clock-speed must be positive");
+    }
+    std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
+    let store = open_sqlite(&args.data_dir.join("store.db"))?;
+    let clock: Arc<dyn flotilla_apiserver::Clock> = Arc::new(flotilla_apiserver::clock::ScaledClock::new(args.clock_speed));
+    run_hub(store, &args.data_dir, args.listen, clock).await
+}
+
+/// Runs `flotilla hub`.
+pub async fn hub(args: HubArgs) -> Result<()> {
+    std::fs::create_dir_all(&args.data_dir)?;
+    let store: SharedStorage = match args.store.split_once(':') {
+        Some(("sqlite", path)) if !path.is_empty() => open_sqlite(Path::new(path))?,
+        Some(("memory", _)) => Arc::new(flotilla_store::MemoryStore::new()),
+        Some(("etcd", _)) => bail!("the etcd store backend is not available in this build; use sqlite:PATH"),
+        _ => bail!("--store must be sqlite:PATH or memory: (got {:?})", args.store),
+    };
+    run_hub(store, &args.data_dir, args.listen, Arc::new(flotilla_apiserver::SystemClock)).await
+}
+
+fn open_sqlite(path: &Path) -> Result<SharedStorage> {
+    let store = SqliteStore::open(SqliteOptions::new(path)).with_context(|| format!("opening store {}", path.display()))?;
+    Ok(Arc::new(store))
+}
+
+fn load_or_create_token(dir: &Path) -> Result<String> {
+    let path = dir.join("token");
+    if let Ok(t) = std::fs::read_to_string(&path) {
+        if !t.trim().is_empty() {
+            return Ok(t.trim().to_string());
+        }
+    }
+    let bytes: [u8; 24] = rand::random();
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    tls::write_private(dir, "token", &token)?;
+    Ok(token)
+}
+
+async fn run_hub(store: SharedStorage, dir: &Path, listen: SocketAddr, clock: Arc<dyn flotilla_apiserver::Clock>) -> Result<()> {
+    let token = load_or_create_token(dir)?;
+    let pki = tls::load_or_create(dir, Some(listen.ip()))?;
+    let options = HubOptions {
+        server: ServerConfig { tokens: Some(Arc::new(vec![token.clone()])), ..ServerConfig::default() },
+        clock,
+        ..HubOptions::default()
+    };
+    let hub = Hub::start(store, options).await.map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
+    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let addr = listener.local_addr()?;
+    let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+    let server = if addr.is_ipv6() { format!("https://[{host}]:{}", addr.port()) } else { format!("https://{host}:{}", addr.port()) };
+    let kubeconfig_path = dir.join("kubeconfig");
+    kubeconfig::write(&kubeconfig_path, &kubeconfig::render(&server, &pki.ca_pem, &token))?;
+    let abs = std::fs::canonicalize(&kubeconfig_path).unwrap_or(kubeconfig_path);
+    println!("Flotilla hub is serving at {server}");
+    println!("  export KUBECONFIG={}", abs.display());
+    println!("  kubectl api-resources --api-group=placement.kubernetes-fleet.io");
+    println!("Press Ctrl-C to stop; state is kept in {}.", dir.display());
+    let tls_config = tls::server_config(&pki)?;
+    tokio::select! {
+        r = serve::serve_tls(listener, tls_config, hub.router()) => r?,
+        _ = shutdown_signal() => eprintln!("shutting down"),
+    }
+    drop(hub);
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
