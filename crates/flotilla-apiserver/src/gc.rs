@@ -122,6 +122,10 @@ impl Graph {
                 if let Some(d) = self.dependents.get_mut(&o) {
                     d.remove(&uid);
                 }
+                // An owner this object no longer references may be waiting for it (orphaning).
+                if !owners.contains(&o) {
+                    dirty.push(o);
+                }
             }
         }
         for o in &owners {

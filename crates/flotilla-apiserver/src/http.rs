@@ -27,6 +27,9 @@ use crate::{discovery, openapi};
 /// Largest accepted request body (kube-apiserver's limit is 3 MiB).
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
 
+/// How much of an oversized body is read and discarded before the connection is dropped.
+const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
+
 /// Server settings that are not part of the engine.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -453,7 +456,13 @@ impl ResourceRequest<'_> {
             "PATCH" => {
                 let sub = self.subresource()?;
                 let patch_type = PatchType::from_content_type(&content_type)?;
-                let opts = self.write_options(&headers, &body, &content_type)?;
+                let mut opts = self.write_options(&headers, &body, &content_type)?;
+                if patch_type == PatchType::Apply
+                    && self.q("fieldManager").is_none_or(str::is_empty)
+                {
+                    // Apply requires an explicit manager; no User-Agent fallback.
+                    opts.field_manager.clear();
+                }
                 let w = engine
                     .patch(&info, self.ns(), self.name(), patch_type, &body, sub, &opts)
                     .await?;
@@ -584,19 +593,27 @@ fn user_agent_manager(headers: &HeaderMap) -> String {
 }
 
 async fn read_body(req: Request) -> ApiResult<Bytes> {
-    let limited = http_body_util::Limited::new(req.into_body(), MAX_BODY);
-    match limited.collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(ApiError::too_large(MAX_BODY))
+    let mut body = req.into_body();
+    let mut buf = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("error reading request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            seen += data.len();
+            if seen <= MAX_BODY {
+                buf.extend_from_slice(&data);
+            } else if seen > DRAIN_LIMIT {
+                break;
+            }
         }
-        Err(e) => Err(ApiError::bad_request(format!(
-            "error reading request body: {e}"
-        ))),
     }
+    if seen > MAX_BODY {
+        // The rest of a moderately oversized body is drained (not buffered) so the client
+        // reads the 413 instead of a reset connection.
+        return Err(ApiError::too_large(MAX_BODY));
+    }
+    Ok(buf.freeze())
 }
 
 /// Decodes a create/update body: JSON, or YAML when the content type says so.

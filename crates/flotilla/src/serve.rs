@@ -10,7 +10,11 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 /// Accepts TLS connections on `listener` forever, serving `router`.
-pub async fn serve_tls(listener: TcpListener, tls: Arc<rustls::ServerConfig>, router: axum::Router) -> Result<()> {
+pub async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: axum::Router,
+) -> Result<()> {
     let acceptor = TlsAcceptor::from(tls);
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -32,7 +36,10 @@ pub async fn serve_tls(listener: TcpListener, tls: Arc<rustls::ServerConfig>, ro
                 }
             };
             let builder = auto::Builder::new(TokioExecutor::new());
-            if let Err(e) = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).await {
+            if let Err(e) = builder
+                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .await
+            {
                 tracing::debug!(%peer, error = %e, "connection ended with error");
             }
         });

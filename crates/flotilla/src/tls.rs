@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 
@@ -44,7 +45,11 @@ pub fn load_or_create(dir: &Path, extra_ip: Option<IpAddr>) -> Result<Pki> {
             (cert.pem(), key.serialize_pem())
         }
     };
-    let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+    let mut names = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ];
     if let Some(ip) = extra_ip.filter(|ip| !ip.is_unspecified()) {
         names.push(ip.to_string());
     }
@@ -58,26 +63,43 @@ pub fn load_or_create(dir: &Path, extra_ip: Option<IpAddr>) -> Result<Pki> {
             let issuer = Issuer::new(ca_params()?, ca_key);
             let key = KeyPair::generate()?;
             let mut params = CertificateParams::new(names.clone())?;
-            params.distinguished_name.push(DnType::CommonName, "flotilla-hub");
+            params
+                .distinguished_name
+                .push(DnType::CommonName, "flotilla-hub");
             params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-            params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+            params.key_usages = vec![
+                KeyUsagePurpose::DigitalSignature,
+                KeyUsagePurpose::KeyEncipherment,
+            ];
             params.not_after = rcgen::date_time_ymd(2126, 1, 1);
-            let cert = params.signed_by(&key, &issuer).context("signing serving certificate")?;
+            let cert = params
+                .signed_by(&key, &issuer)
+                .context("signing serving certificate")?;
             write_private(dir, SERVER_KEY, &key.serialize_pem())?;
             std::fs::write(dir.join(SERVER_CERT), cert.pem())?;
             std::fs::write(dir.join("server.names"), &marker)?;
             (cert.pem(), key.serialize_pem())
         }
     };
-    Ok(Pki { ca_pem, cert_pem, key_pem })
+    Ok(Pki {
+        ca_pem,
+        cert_pem,
+        key_pem,
+    })
 }
 
 /// The CA's certificate parameters (also used to rebuild its issuer identity on restart).
 fn ca_params() -> Result<CertificateParams> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.distinguished_name.push(DnType::CommonName, "flotilla-ca");
-    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "flotilla-ca");
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     params.not_after = rcgen::date_time_ymd(2126, 1, 1);
     Ok(params)
 }
@@ -100,12 +122,16 @@ pub fn write_private(dir: &Path, name: &str, content: &str) -> Result<()> {
 /// A rustls server configuration for the serving certificate, offering HTTP/2 and HTTP/1.1.
 pub fn server_config(pki: &Pki) -> Result<Arc<rustls::ServerConfig>> {
     let certs: Vec<CertificateDer<'static>> =
-        CertificateDer::pem_slice_iter(pki.cert_pem.as_bytes()).collect::<Result<_, _>>().context("parsing certificate")?;
+        CertificateDer::pem_slice_iter(pki.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .context("parsing certificate")?;
     let key = PrivateKeyDer::from_pem_slice(pki.key_pem.as_bytes()).context("parsing key")?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -64,9 +64,12 @@ pub async fn up(args: UpArgs) -> Result<()> {
     if !(args.clock_speed > 0.0) {
         bail!("--clock-speed must be positive");
     }
-    std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
+    std::fs::create_dir_all(&args.data_dir)
+        .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let store = open_sqlite(&args.data_dir.join("store.db"))?;
-    let clock: Arc<dyn flotilla_apiserver::Clock> = Arc::new(flotilla_apiserver::clock::ScaledClock::new(args.clock_speed));
+    let clock: Arc<dyn flotilla_apiserver::Clock> = Arc::new(
+        flotilla_apiserver::clock::ScaledClock::new(args.clock_speed),
+    );
     run_hub(store, &args.data_dir, args.listen, clock).await
 }
 
@@ -76,14 +79,26 @@ pub async fn hub(args: HubArgs) -> Result<()> {
     let store: SharedStorage = match args.store.split_once(':') {
         Some(("sqlite", path)) if !path.is_empty() => open_sqlite(Path::new(path))?,
         Some(("memory", _)) => Arc::new(flotilla_store::MemoryStore::new()),
-        Some(("etcd", _)) => bail!("the etcd store backend is not available in this build; use sqlite:PATH"),
-        _ => bail!("--store must be sqlite:PATH or memory: (got {:?})", args.store),
+        Some(("etcd", _)) => {
+            bail!("the etcd store backend is not available in this build; use sqlite:PATH")
+        }
+        _ => bail!(
+            "--store must be sqlite:PATH or memory: (got {:?})",
+            args.store
+        ),
     };
-    run_hub(store, &args.data_dir, args.listen, Arc::new(flotilla_apiserver::SystemClock)).await
+    run_hub(
+        store,
+        &args.data_dir,
+        args.listen,
+        Arc::new(flotilla_apiserver::SystemClock),
+    )
+    .await
 }
 
 fn open_sqlite(path: &Path) -> Result<SharedStorage> {
-    let store = SqliteStore::open(SqliteOptions::new(path)).with_context(|| format!("opening store {}", path.display()))?;
+    let store = SqliteStore::open(SqliteOptions::new(path))
+        .with_context(|| format!("opening store {}", path.display()))?;
     Ok(Arc::new(store))
 }
 
@@ -100,21 +115,44 @@ fn load_or_create_token(dir: &Path) -> Result<String> {
     Ok(token)
 }
 
-async fn run_hub(store: SharedStorage, dir: &Path, listen: SocketAddr, clock: Arc<dyn flotilla_apiserver::Clock>) -> Result<()> {
+async fn run_hub(
+    store: SharedStorage,
+    dir: &Path,
+    listen: SocketAddr,
+    clock: Arc<dyn flotilla_apiserver::Clock>,
+) -> Result<()> {
     let token = load_or_create_token(dir)?;
     let pki = tls::load_or_create(dir, Some(listen.ip()))?;
     let options = HubOptions {
-        server: ServerConfig { tokens: Some(Arc::new(vec![token.clone()])), ..ServerConfig::default() },
+        server: ServerConfig {
+            tokens: Some(Arc::new(vec![token.clone()])),
+            ..ServerConfig::default()
+        },
         clock,
         ..HubOptions::default()
     };
-    let hub = Hub::start(store, options).await.map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
-    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let hub = Hub::start(store, options)
+        .await
+        .map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
+    let listener = TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("listening on {listen}"))?;
     let addr = listener.local_addr()?;
-    let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
-    let server = if addr.is_ipv6() { format!("https://[{host}]:{}", addr.port()) } else { format!("https://{host}:{}", addr.port()) };
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    let server = if addr.is_ipv6() {
+        format!("https://[{host}]:{}", addr.port())
+    } else {
+        format!("https://{host}:{}", addr.port())
+    };
     let kubeconfig_path = dir.join("kubeconfig");
-    kubeconfig::write(&kubeconfig_path, &kubeconfig::render(&server, &pki.ca_pem, &token))?;
+    kubeconfig::write(
+        &kubeconfig_path,
+        &kubeconfig::render(&server, &pki.ca_pem, &token),
+    )?;
     let abs = std::fs::canonicalize(&kubeconfig_path).unwrap_or(kubeconfig_path);
     println!("Flotilla hub is serving at {server}");
     println!("  export KUBECONFIG={}", abs.display());

@@ -49,22 +49,44 @@ async fn every_acknowledged_write_survives_sigkill() {
         let _ = w.await;
     }
     let acked = acked.lock().unwrap().clone();
-    assert!(acked.len() >= 200, "too few writes acknowledged before the kill: {}", acked.len());
+    assert!(
+        acked.len() >= 200,
+        "too few writes acknowledged before the kill: {}",
+        acked.len()
+    );
 
     hub.spawn();
     let client = hub.client().await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
-    let list = api.list(&ListParams::default()).await.expect("list after restart");
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .expect("list after restart");
     let stored: BTreeMap<String, String> = list
         .items
         .iter()
-        .map(|cm| (cm.metadata.name.clone().unwrap(), cm.data.as_ref().and_then(|d| d.get("payload").cloned()).unwrap_or_default()))
+        .map(|cm| {
+            (
+                cm.metadata.name.clone().unwrap(),
+                cm.data
+                    .as_ref()
+                    .and_then(|d| d.get("payload").cloned())
+                    .unwrap_or_default(),
+            )
+        })
         .collect();
     for (name, payload) in &acked {
-        assert_eq!(stored.get(name), Some(payload), "acknowledged write {name} lost or torn after SIGKILL");
+        assert_eq!(
+            stored.get(name),
+            Some(payload),
+            "acknowledged write {name} lost or torn after SIGKILL"
+        );
     }
     // No torn objects: every stored object (acknowledged or not) is complete.
     for (name, payload) in &stored {
-        assert!(payload.starts_with(&format!("{name}:")) && payload.len() == name.len() + 1 + 512, "torn object {name}");
+        assert!(
+            payload.starts_with(&format!("{name}:")) && payload.len() == name.len() + 1 + 512,
+            "torn object {name}"
+        );
     }
 }

@@ -15,7 +15,10 @@ fn example_files() -> Vec<std::path::PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 4, "expected the seed examples in examples/, found {files:?}");
+    assert!(
+        files.len() >= 4,
+        "expected the seed examples in examples/, found {files:?}"
+    );
     files
 }
 
@@ -23,15 +26,36 @@ fn example_files() -> Vec<std::path::PathBuf> {
 fn api_resources_lists_fleet_kinds_with_short_names() {
     let hub = HubProcess::start();
     let out = hub.kubectl_ok(&["api-resources", "--api-group=placement.kubernetes-fleet.io"]);
-    for kind in ["ClusterResourcePlacement", "ClusterStagedUpdateStrategy", "ClusterStagedUpdateRun", "ClusterApprovalRequest"] {
-        assert!(out.contains(kind), "{kind} missing from api-resources:\n{out}");
+    for kind in [
+        "ClusterResourcePlacement",
+        "ClusterStagedUpdateStrategy",
+        "ClusterStagedUpdateRun",
+        "ClusterApprovalRequest",
+    ] {
+        assert!(
+            out.contains(kind),
+            "{kind} missing from api-resources:\n{out}"
+        );
     }
-    let crp = out.lines().find(|l| l.contains("ClusterResourcePlacement")).expect("crp line");
-    assert!(crp.split_whitespace().any(|w| w == "crp"), "crp short name missing: {crp}");
+    let crp = out
+        .lines()
+        .find(|l| l.contains("ClusterResourcePlacement"))
+        .expect("crp line");
+    assert!(
+        crp.split_whitespace().any(|w| w == "crp"),
+        "crp short name missing: {crp}"
+    );
     let out = hub.kubectl_ok(&["api-resources", "--api-group=cluster.kubernetes-fleet.io"]);
     assert!(out.contains("MemberCluster"), "{out}");
     let out = hub.kubectl_ok(&["api-resources"]);
-    for kind in ["Deployment", "ConfigMap", "Namespace", "CustomResourceDefinition", "Lease", "ClusterRoleBinding"] {
+    for kind in [
+        "Deployment",
+        "ConfigMap",
+        "Namespace",
+        "CustomResourceDefinition",
+        "Lease",
+        "ClusterRoleBinding",
+    ] {
         assert!(out.contains(kind), "{kind} missing:\n{out}");
     }
 }
@@ -39,7 +63,7 @@ fn api_resources_lists_fleet_kinds_with_short_names() {
 #[test]
 fn seed_examples_apply_unchanged_and_reapply_is_a_no_op() {
     let hub = HubProcess::start();
-    hub.kubectl_ok(&["create", "namespace", "test-namespace"]);
+    hub.create("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: test-namespace\n");
     // Several seed examples share the name `crp` (and placementType is immutable), so each is
     // applied, re-applied (a no-op), read back, and deleted before the next.
     for file in example_files() {
@@ -47,32 +71,71 @@ fn seed_examples_apply_unchanged_and_reapply_is_a_no_op() {
         let first = hub.kubectl_ok(&["apply", "-f", &f]);
         assert!(first.contains("created"), "{f}: {first}");
         let second = hub.kubectl_ok(&["apply", "-f", &f]);
-        assert!(second.contains("unchanged"), "second apply of {f} was not a no-op: {second}");
+        assert!(
+            second.contains("unchanged"),
+            "second apply of {f} was not a no-op: {second}"
+        );
         hub.kubectl_ok(&["get", "-f", &f]);
         let gone = hub.kubectl_ok(&["delete", "-f", &f, "--timeout=60s"]);
         assert!(gone.contains("deleted"), "{f}: {gone}");
     }
-    for name in ["staged-update-run.yaml", "crp-staged-update.yaml", "crp-rolling-update.yaml"] {
+    for name in [
+        "staged-update-run.yaml",
+        "crp-staged-update.yaml",
+        "crp-rolling-update.yaml",
+    ] {
         let f = examples_dir().join(name).to_string_lossy().to_string();
         hub.kubectl_ok(&["apply", "-f", &f]);
     }
     // Printer columns: the seed's exact header for staged update runs.
     let out = hub.kubectl_ok(&["get", "clusterstagedupdaterun"]);
-    let header: Vec<&str> = out.lines().next().unwrap_or_default().split_whitespace().collect();
-    assert_eq!(header, ["NAME", "PLACEMENT", "RESOURCE-SNAPSHOT-INDEX", "POLICY-SNAPSHOT-INDEX", "INITIALIZED", "SUCCEEDED", "AGE"]);
-    assert!(out.contains("example-staged-update-run") && out.contains("crp-staged-update-sample"), "{out}");
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "PLACEMENT",
+            "RESOURCE-SNAPSHOT-INDEX",
+            "POLICY-SNAPSHOT-INDEX",
+            "INITIALIZED",
+            "SUCCEEDED",
+            "AGE"
+        ]
+    );
+    assert!(
+        out.contains("example-staged-update-run") && out.contains("crp-staged-update-sample"),
+        "{out}"
+    );
     let wide = hub.kubectl_ok(&["get", "crp", "-o", "wide"]);
-    assert!(wide.lines().next().unwrap_or_default().contains("TYPE"), "priority columns missing in -o wide: {wide}");
+    assert!(
+        wide.lines().next().unwrap_or_default().contains("TYPE"),
+        "priority columns missing in -o wide: {wide}"
+    );
     let narrow = hub.kubectl_ok(&["get", "crp"]);
-    assert!(!narrow.lines().next().unwrap_or_default().contains("TYPE"), "priority column shown without -o wide: {narrow}");
+    assert!(
+        !narrow.lines().next().unwrap_or_default().contains("TYPE"),
+        "priority column shown without -o wide: {narrow}"
+    );
 }
 
 #[test]
 fn get_watch_streams_updates_from_another_client() {
     let hub = HubProcess::start();
-    hub.kubectl_ok(&["create", "configmap", "watched", "--from-literal=a=1"]);
+    hub.create("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  a: \"1\"\n");
     let mut watcher = hub
-        .kubectl_cmd(&["get", "configmap", "watched", "-w", "-o", "custom-columns=NAME:.metadata.name,A:.data.a"])
+        .kubectl_cmd(&[
+            "get",
+            "configmap",
+            "watched",
+            "-w",
+            "-o",
+            "custom-columns=NAME:.metadata.name,A:.data.a",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -86,9 +149,21 @@ fn get_watch_streams_updates_from_another_client() {
     });
     let first = rx.recv_timeout(Duration::from_secs(20)).expect("header");
     assert!(first.contains("NAME"), "{first}");
-    let initial = rx.recv_timeout(Duration::from_secs(20)).expect("initial row");
-    assert!(initial.contains("watched") && initial.contains('1'), "{initial}");
-    hub.kubectl_ok(&["patch", "configmap", "watched", "--type=merge", "-p", r#"{"data":{"a":"2"}}"#]);
+    let initial = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("initial row");
+    assert!(
+        initial.contains("watched") && initial.contains('1'),
+        "{initial}"
+    );
+    hub.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "watched",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"a":"2"}}"#,
+    ]);
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut seen = false;
     while Instant::now() < deadline {
@@ -116,69 +191,183 @@ spec:
   targetStage: canary
 "#;
     let out = hub.kubectl_stdin(&["apply", "-f", "-"], careq);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let patch = format!(
         r#"{{"status":{{"conditions":[{{"type":"Approved","status":"True","reason":"testPassed","message":"lgtm","lastTransitionTime":"{now}","observedGeneration":1}}]}}}}"#
     );
-    hub.kubectl_ok(&["patch", "clusterapprovalrequests", "example-staged-update-run-canary", "--type=merge", "-p", &patch, "--subresource=status"]);
+    hub.kubectl_ok(&[
+        "patch",
+        "clusterapprovalrequests",
+        "example-staged-update-run-canary",
+        "--type=merge",
+        "-p",
+        &patch,
+        "--subresource=status",
+    ]);
     let approved = hub.kubectl_ok(&[
-        "get", "clusterapprovalrequest", "example-staged-update-run-canary", "-o",
+        "get",
+        "clusterapprovalrequest",
+        "example-staged-update-run-canary",
+        "-o",
         "jsonpath={.status.conditions[?(@.type==\"Approved\")].status}",
     ]);
     assert_eq!(approved, "True");
     let table = hub.kubectl_ok(&["get", "clusterapprovalrequest"]);
-    let header: Vec<&str> = table.lines().next().unwrap_or_default().split_whitespace().collect();
-    assert_eq!(header, ["NAME", "UPDATE-RUN", "STAGE", "APPROVED", "APPROVALACCEPTED", "AGE"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "UPDATE-RUN",
+            "STAGE",
+            "APPROVED",
+            "APPROVALACCEPTED",
+            "AGE"
+        ]
+    );
     let row = table.lines().nth(1).unwrap_or_default();
-    assert!(row.contains("example-staged-update-run") && row.contains("canary") && row.contains("True"), "{row}");
+    assert!(
+        row.contains("example-staged-update-run") && row.contains("canary") && row.contains("True"),
+        "{row}"
+    );
     // Status writes through the main endpoint are ignored; spec writes through status are too.
-    hub.kubectl_ok(&["patch", "clusterapprovalrequests", "example-staged-update-run-canary", "--type=merge", "-p", r#"{"status":{"conditions":[]}}"#]);
-    let still = hub.kubectl_ok(&["get", "careq", "example-staged-update-run-canary", "-o", "jsonpath={.status.conditions[0].type}"]);
+    hub.kubectl_ok(&[
+        "patch",
+        "clusterapprovalrequests",
+        "example-staged-update-run-canary",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"conditions":[]}}"#,
+    ]);
+    let still = hub.kubectl_ok(&[
+        "get",
+        "careq",
+        "example-staged-update-run-canary",
+        "-o",
+        "jsonpath={.status.conditions[0].type}",
+    ]);
     assert_eq!(still, "Approved");
 }
 
 #[test]
 fn edit_label_annotate_and_server_side_apply_behave_like_a_cluster() {
     let hub = HubProcess::start();
-    hub.kubectl_ok(&["create", "configmap", "cfg", "--from-literal=color=blue"]);
+    hub.create("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  color: blue\n");
     // edit with a scripted editor.
     let out = hub
         .kubectl_cmd(&["edit", "configmap", "cfg"])
         .env("EDITOR", "sed -i s/blue/green/")
         .output()
         .expect("kubectl edit");
-    assert!(out.status.success(), "edit failed: {}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(hub.kubectl_ok(&["get", "cm", "cfg", "-o", "jsonpath={.data.color}"]), "green");
+    assert!(
+        out.status.success(),
+        "edit failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        hub.kubectl_ok(&["get", "cm", "cfg", "-o", "jsonpath={.data.color}"]),
+        "green"
+    );
     hub.kubectl_ok(&["label", "configmap", "cfg", "tier=web"]);
     hub.kubectl_ok(&["annotate", "configmap", "cfg", "owner=platform"]);
     let labels = hub.kubectl_ok(&["get", "cm", "-l", "tier=web", "-o", "name"]);
     assert_eq!(labels.trim(), "configmap/cfg");
-    assert_eq!(hub.kubectl_ok(&["get", "cm", "-l", "tier notin (web)", "-o", "name"]).trim(), "");
-    assert_eq!(hub.kubectl_ok(&["get", "cm", "cfg", "-o", "jsonpath={.metadata.annotations.owner}"]), "platform");
+    assert_eq!(
+        hub.kubectl_ok(&["get", "cm", "-l", "tier notin (web)", "-o", "name"])
+            .trim(),
+        ""
+    );
+    assert_eq!(
+        hub.kubectl_ok(&[
+            "get",
+            "cm",
+            "cfg",
+            "-o",
+            "jsonpath={.metadata.annotations.owner}"
+        ]),
+        "platform"
+    );
     let err = hub.kubectl_err(&["label", "configmap", "cfg", "tier=db"]);
     assert!(err.contains("already has a value"), "{err}");
     hub.kubectl_ok(&["label", "configmap", "cfg", "tier-"]);
-    assert_eq!(hub.kubectl_ok(&["get", "cm", "-l", "tier", "-o", "name"]).trim(), "");
+    assert_eq!(
+        hub.kubectl_ok(&["get", "cm", "-l", "tier", "-o", "name"])
+            .trim(),
+        ""
+    );
 
-    let ssa = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"1\"\n  b: \"2\"\n";
+    let ssa =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"1\"\n  b: \"2\"\n";
     let out = hub.kubectl_stdin(&["apply", "--server-side", "-f", "-"], ssa);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let managers = hub.kubectl_ok(&["get", "cm", "ssa", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let managers = hub.kubectl_ok(&[
+        "get",
+        "cm",
+        "ssa",
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}",
+    ]);
     assert!(managers.contains("kubectl"), "{managers}");
     // Dropping a field from the applied config removes it.
-    let out = hub.kubectl_stdin(&["apply", "--server-side", "-f", "-"], "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"1\"\n");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(hub.kubectl_ok(&["get", "cm", "ssa", "-o", "jsonpath={.data}"]), r#"{"a":"1"}"#);
+    let out = hub.kubectl_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"1\"\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        hub.kubectl_ok(&["get", "cm", "ssa", "-o", "jsonpath={.data}"]),
+        r#"{"a":"1"}"#
+    );
     // Another manager changing an owned field conflicts unless forced.
     let conflict = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"9\"\n";
-    let out = hub.kubectl_stdin(&["apply", "--server-side", "--field-manager=other", "-f", "-"], conflict);
+    let out = hub.kubectl_stdin(
+        &["apply", "--server-side", "--field-manager=other", "-f", "-"],
+        conflict,
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("conflict") && err.contains(".data.a"), "{err}");
-    let out = hub.kubectl_stdin(&["apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-"], conflict);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(hub.kubectl_ok(&["get", "cm", "ssa", "-o", "jsonpath={.data.a}"]), "9");
+    let out = hub.kubectl_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            "-",
+        ],
+        conflict,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        hub.kubectl_ok(&["get", "cm", "ssa", "-o", "jsonpath={.data.a}"]),
+        "9"
+    );
 }
 
 #[test]
@@ -194,27 +383,64 @@ fn explain_reads_the_openapi_schema() {
 #[test]
 fn delete_waits_until_gone_and_honours_finalizers() {
     let hub = HubProcess::start();
-    hub.kubectl_ok(&["create", "configmap", "plain"]);
+    hub.create("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n");
     let out = hub.kubectl_ok(&["delete", "configmap", "plain"]);
     assert!(out.contains("deleted"), "{out}");
-    assert!(hub.kubectl_err(&["get", "cm", "plain"]).contains("NotFound"));
+    assert!(
+        hub.kubectl_err(&["get", "cm", "plain"])
+            .contains("NotFound")
+    );
 
     let held = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  finalizers: [\"example.com/hold\"]\n";
-    assert!(hub.kubectl_stdin(&["apply", "-f", "-"], held).status.success());
+    assert!(
+        hub.kubectl_stdin(&["apply", "-f", "-"], held)
+            .status
+            .success()
+    );
     // With a finalizer, delete does not complete: kubectl waits until its timeout.
     let out = hub.kubectl(&["delete", "configmap", "held", "--timeout=2s"]);
-    assert!(!out.status.success(), "delete returned before the finalizer was removed");
-    let ts = hub.kubectl_ok(&["get", "cm", "held", "-o", "jsonpath={.metadata.deletionTimestamp}"]);
+    assert!(
+        !out.status.success(),
+        "delete returned before the finalizer was removed"
+    );
+    let ts = hub.kubectl_ok(&[
+        "get",
+        "cm",
+        "held",
+        "-o",
+        "jsonpath={.metadata.deletionTimestamp}",
+    ]);
     assert!(!ts.is_empty(), "deletionTimestamp not set");
     // New finalizers are refused once deletion started.
-    let err = hub.kubectl_err(&["patch", "cm", "held", "--type=json", "-p", r#"[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/more"}]"#]);
+    let err = hub.kubectl_err(&[
+        "patch",
+        "cm",
+        "held",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/more"}]"#,
+    ]);
     assert!(err.contains("finalizers"), "{err}");
     // Removing the last finalizer lets it go; a waiting delete then returns.
-    let mut waiter = hub.kubectl_cmd(&["delete", "configmap", "held", "--timeout=30s"]).stdout(Stdio::piped()).spawn().expect("delete");
+    let mut waiter = hub
+        .kubectl_cmd(&["delete", "configmap", "held", "--timeout=30s"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("delete");
     std::thread::sleep(Duration::from_millis(500));
-    hub.kubectl_ok(&["patch", "cm", "held", "--type=json", "-p", r#"[{"op":"remove","path":"/metadata/finalizers"}]"#]);
+    hub.kubectl_ok(&[
+        "patch",
+        "cm",
+        "held",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+    ]);
     let status = waiter.wait().expect("wait");
-    assert!(status.success(), "delete did not return once the object was gone");
+    assert!(
+        status.success(),
+        "delete did not return once the object was gone"
+    );
     assert!(hub.kubectl_err(&["get", "cm", "held"]).contains("NotFound"));
 }
 
@@ -243,15 +469,23 @@ spec:
     assert!(err.contains("spec.policy.numberOfClusters"), "{err}");
     assert!(err.contains("Invalid") || err.contains("invalid"), "{err}");
 
-    let wrong_enum = pick_fixed.replace("PickFixed", "PickSome").replace("    clusterNames: [\"a\"]\n    numberOfClusters: 2\n", "");
+    let wrong_enum = pick_fixed
+        .replace("PickFixed", "PickSome")
+        .replace("    clusterNames: [\"a\"]\n    numberOfClusters: 2\n", "");
     let out = hub.kubectl_stdin(&["apply", "-f", "-"], &wrong_enum);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("spec.policy.placementType"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("spec.policy.placementType"),
+        "{err}"
+    );
 
     let unknown = pick_fixed.replace("    numberOfClusters: 2\n", "    bogusField: 1\n");
     let out = hub.kubectl_stdin(&["apply", "-f", "-"], &unknown);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("unknown field") && err.contains("bogusField"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("unknown field") && err.contains("bogusField"),
+        "{err}"
+    );
     // Nothing was stored.
     assert!(hub.kubectl_err(&["get", "crp", "bad"]).contains("NotFound"));
 }
@@ -285,27 +519,61 @@ spec:
                 size: {type: integer, minimum: 1, maximum: 10}
 "#;
     let out = hub.kubectl_stdin(&["apply", "-f", "-"], crd);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let established = hub.kubectl_ok(&["get", "crd", "widgets.example.com", "-o", "jsonpath={.status.conditions[?(@.type==\"Established\")].status}"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let established = hub.kubectl_ok(&[
+        "get",
+        "crd",
+        "widgets.example.com",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
+    ]);
     assert_eq!(established, "True");
-    let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n";
+    let widget =
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n";
     let out = hub.kubectl_stdin(&["apply", "-f", "-"], widget);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = hub.kubectl_ok(&["get", "wd"]);
-    assert!(table.lines().next().unwrap_or_default().contains("SIZE") && table.contains("w1"), "{table}");
-    let out = hub.kubectl_stdin(&["apply", "-f", "-"], &widget.replace("w1", "w2").replace("size: 3", "size: 11"));
+    assert!(
+        table.lines().next().unwrap_or_default().contains("SIZE") && table.contains("w1"),
+        "{table}"
+    );
+    let out = hub.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &widget.replace("w1", "w2").replace("size: 3", "size: 11"),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("spec.size"), "{err}");
     hub.kubectl_ok(&["delete", "crd", "widgets.example.com", "--timeout=60s"]);
     let err = hub.kubectl_err(&["get", "widgets.example.com"]);
-    assert!(err.contains("the server doesn't have a resource type") || err.contains("NotFound") || err.contains("not find"), "{err}");
+    assert!(
+        err.contains("the server doesn't have a resource type")
+            || err.contains("NotFound")
+            || err.contains("not find"),
+        "{err}"
+    );
     // Re-creating the CRD shows no leftover objects.
-    assert!(hub.kubectl_stdin(&["apply", "-f", "-"], crd).status.success());
+    assert!(
+        hub.kubectl_stdin(&["apply", "-f", "-"], crd)
+            .status
+            .success()
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let out = hub.kubectl(&["get", "widgets.example.com", "-o", "name"]);
         if out.status.success() {
-            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "", "objects survived CRD deletion");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                "",
+                "objects survived CRD deletion"
+            );
             break;
         }
         assert!(Instant::now() < deadline, "recreated CRD not served");
@@ -316,11 +584,19 @@ spec:
 #[test]
 fn namespace_deletion_empties_the_namespace() {
     let hub = HubProcess::start();
-    hub.kubectl_ok(&["create", "namespace", "doomed"]);
-    hub.kubectl_ok(&["create", "configmap", "c1", "-n", "doomed"]);
-    hub.kubectl_ok(&["create", "secret", "generic", "s1", "-n", "doomed", "--from-literal=k=v"]);
+    let ns = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: doomed\n";
+    hub.create(ns);
+    hub.create("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c1\n  namespace: doomed\n");
+    hub.create("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s1\n  namespace: doomed\nstringData:\n  k: v\n");
     hub.kubectl_ok(&["delete", "namespace", "doomed", "--timeout=60s"]);
-    assert!(hub.kubectl_err(&["get", "namespace", "doomed"]).contains("NotFound"));
-    hub.kubectl_ok(&["create", "namespace", "doomed"]);
-    assert_eq!(hub.kubectl_ok(&["get", "cm,secret", "-n", "doomed", "-o", "name"]).trim(), "");
+    assert!(
+        hub.kubectl_err(&["get", "namespace", "doomed"])
+            .contains("NotFound")
+    );
+    hub.create(ns);
+    assert_eq!(
+        hub.kubectl_ok(&["get", "cm,secret", "-n", "doomed", "-o", "name"])
+            .trim(),
+        ""
+    );
 }

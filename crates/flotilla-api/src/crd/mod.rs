@@ -42,6 +42,7 @@ pub(crate) fn served_versions(mut crd: CustomResourceDefinition) -> CustomResour
 fn finish_custom_schema(props: JSONSchemaProps) -> JSONSchemaProps {
     let mut value = serde_json::to_value(props).expect("JSONSchemaProps serializes");
     schema::finalize(&mut value);
+    schema::strip_list_item_defaults(&mut value, false);
     schema::declare_type_meta(&mut value);
     serde_json::from_value(value).expect("finalized schema is a JSONSchemaProps")
 }

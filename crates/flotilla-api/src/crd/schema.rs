@@ -54,6 +54,45 @@ pub(crate) fn finalize(schema: &mut Value) {
     walk(schema);
 }
 
+/// Moves `default`s found inside list items into their descriptions (custom kinds only).
+///
+/// JSON merge patch (what kubectl's client-side apply sends for custom kinds) replaces lists
+/// wholesale, so a list item the server defaults never equals the applied one and every
+/// re-apply of an unchanged file would report `configured`. The seed's own status output shows
+/// strategy stages without `maxConcurrency`, i.e. undefaulted. Readers apply these defaults
+/// through the types' effective-value helpers instead.
+pub(crate) fn strip_list_item_defaults(node: &mut Value, in_item: bool) {
+    let Some(obj) = node.as_object_mut() else {
+        return;
+    };
+    if in_item && let Some(default) = obj.remove("default") {
+        let note = format!("Defaults to {default}.");
+        let description = match obj.get("description").and_then(Value::as_str) {
+            Some(d) => format!("{d} {note}"),
+            None => note,
+        };
+        obj.insert("description".into(), Value::String(description));
+    }
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        props
+            .values_mut()
+            .for_each(|p| strip_list_item_defaults(p, in_item));
+    }
+    if let Some(items) = obj.get_mut("items") {
+        strip_list_item_defaults(items, true);
+    }
+    if let Some(additional) = obj.get_mut("additionalProperties") {
+        strip_list_item_defaults(additional, in_item);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = obj.get_mut(key) {
+            branches
+                .iter_mut()
+                .for_each(|b| strip_list_item_defaults(b, in_item));
+        }
+    }
+}
+
 fn walk(node: &mut Value) {
     let Some(obj) = node.as_object_mut() else {
         return;

@@ -26,6 +26,14 @@ macro_rules! example {
     };
 }
 
+/// Seed documents that show objects as the server reports them (with controller-written
+/// status): not user input for `kubectl apply`, so they live beside the tests.
+macro_rules! fixture {
+    ($file:literal) => {
+        ($file, include_str!(concat!("fixtures/", $file)))
+    };
+}
+
 const EXAMPLES: &[(&str, &str)] = &[
     example!("crp-pickall-property-selector.yaml"),
     example!("crp-pickall-label-and-property-selector.yaml"),
@@ -35,8 +43,8 @@ const EXAMPLES: &[(&str, &str)] = &[
     example!("crp-staged-update.yaml"),
     example!("staged-update-strategy.yaml"),
     example!("staged-update-run.yaml"),
-    example!("staged-update-run-status.yaml"),
-    example!("cluster-approval-request.yaml"),
+    fixture!("staged-update-run-status.yaml"),
+    fixture!("cluster-approval-request.yaml"),
 ];
 
 /// Deserializes into `T` and back: the result must equal the input, so no field was unknown

@@ -18,7 +18,11 @@ impl HubProcess {
     pub fn start() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = tempfile::tempdir().expect("tempdir");
-        let mut hub = Self { child: None, dir, cache };
+        let mut hub = Self {
+            child: None,
+            dir,
+            cache,
+        };
         hub.spawn();
         hub
     }
@@ -37,7 +41,14 @@ impl HubProcess {
     pub fn spawn(&mut self) {
         let _ = std::fs::remove_file(self.kubeconfig());
         let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .args(["up", "--members", "0", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args([
+                "up",
+                "--members",
+                "0",
+                "--listen",
+                "127.0.0.1:0",
+                "--data-dir",
+            ])
             .arg(self.dir.path())
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
@@ -47,8 +58,15 @@ impl HubProcess {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(60);
         while !self.kubeconfig().exists() {
-            assert!(Instant::now() < deadline, "flotilla up did not write its kubeconfig within 60s");
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            assert!(
+                Instant::now() < deadline,
+                "flotilla up did not write its kubeconfig within 60s"
+            );
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 panic!("flotilla up exited early: {status}");
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -103,22 +121,50 @@ impl HubProcess {
     /// Runs kubectl expecting failure; returns stderr.
     pub fn kubectl_err(&self, args: &[&str]) -> String {
         let out = self.kubectl(args);
-        assert!(!out.status.success(), "kubectl {args:?} unexpectedly succeeded: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            !out.status.success(),
+            "kubectl {args:?} unexpectedly succeeded: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
     /// Runs kubectl with `stdin` as input.
     pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> Output {
         use std::io::Write;
-        let mut child = self.kubectl_cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("kubectl");
-        child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+        let mut child = self
+            .kubectl_cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
         child.wait_with_output().expect("kubectl output")
+    }
+
+    /// `kubectl create -f -` of a YAML document, asserting success.
+    pub fn create(&self, yaml: &str) {
+        let out = self.kubectl_stdin(&["create", "-f", "-"], yaml);
+        assert!(
+            out.status.success(),
+            "create failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// A kube-rs client over HTTPS using the hub's kubeconfig.
     pub async fn client(&self) -> kube::Client {
-        let kubeconfig = kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("config");
+        let kubeconfig =
+            kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("config");
         kube::Client::try_from(config).expect("client")
     }
 }
