@@ -300,11 +300,11 @@ impl Engine {
         admission::check_namespace(info, &mut obj, ns)?;
         let warnings = admission::prune_unknown(info, &mut obj, opts)?;
         // Names are generated before validation so the generated name is validated too.
-        if meta_str(&obj, "name").is_none_or(str::is_empty) {
-            if let Some(prefix) = meta_str(&obj, "generateName").map(String::from) {
-                let name = object::generated_name(&prefix, rand_u128());
-                metadata_mut(&mut obj).insert("name".into(), Value::String(name));
-            }
+        if meta_str(&obj, "name").is_none_or(str::is_empty)
+            && let Some(prefix) = meta_str(&obj, "generateName").map(String::from)
+        {
+            let name = object::generated_name(&prefix, rand_u128());
+            metadata_mut(&mut obj).insert("name".into(), Value::String(name));
         }
         let name = meta_str(&obj, "name").unwrap_or_default().to_string();
         self.check_namespace_usable(info, ns, &name).await?;
@@ -460,10 +460,10 @@ impl Engine {
     ) -> ApiResult<Written> {
         let mut obj = candidate;
         let warnings = admission::prune_unknown(info, &mut obj, opts)?;
-        if let Some(sub) = subresource {
-            if sub != "status" || !info.status_subresource {
-                return Err(ApiError::no_route(sub));
-            }
+        if let Some(sub) = subresource
+            && (sub != "status" || !info.status_subresource)
+        {
+            return Err(ApiError::no_route(sub));
         }
         if info.status_subresource {
             obj = object::split_status(&old, &obj, subresource == Some("status"));
@@ -599,10 +599,10 @@ impl Engine {
                 };
             };
             let candidate = mutate(Some(&old))?;
-            if let Some(want) = meta_str(&candidate, "resourceVersion") {
-                if parse_rv(want) != Some(rv) {
-                    return Err(ApiError::stale(&target(info, name)));
-                }
+            if let Some(want) = meta_str(&candidate, "resourceVersion")
+                && parse_rv(want) != Some(rv)
+            {
+                return Err(ApiError::stale(&target(info, name)));
             }
             match self
                 .write_update(info, ns, name, old, rv, candidate, subresource, opts)
@@ -653,26 +653,26 @@ impl Engine {
         let ns = self.scoped_ns(info, ns)?;
         for _ in 0..16 {
             let (obj, rv) = self.get_kv(info, ns, name).await?;
-            if let Some(uid) = &opts.precondition_uid {
-                if meta_str(&obj, "uid") != Some(uid.as_str()) {
-                    return Err(ApiError::conflict(
-                        &target(info, name),
-                        &format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            meta_str(&obj, "uid").unwrap_or_default()
-                        ),
-                    ));
-                }
+            if let Some(uid) = &opts.precondition_uid
+                && meta_str(&obj, "uid") != Some(uid.as_str())
+            {
+                return Err(ApiError::conflict(
+                    &target(info, name),
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        meta_str(&obj, "uid").unwrap_or_default()
+                    ),
+                ));
             }
-            if let Some(want) = &opts.precondition_rv {
-                if parse_rv(want) != Some(rv) {
-                    return Err(ApiError::conflict(
-                        &target(info, name),
-                        &format!(
-                            "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
-                        ),
-                    ));
-                }
+            if let Some(want) = &opts.precondition_rv
+                && parse_rv(want) != Some(rv)
+            {
+                return Err(ApiError::conflict(
+                    &target(info, name),
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
+                    ),
+                ));
             }
             let mut finalizers = object::finalizers(&obj);
             let blocking_spec = hooks::spec_finalizers(info, &obj);
@@ -698,12 +698,11 @@ impl Engine {
                 }
             };
             let deleting = meta_str(&obj, "deletionTimestamp").is_some();
-            if let Some(f) = policy_finalizer {
-                if !finalizers.iter().any(|x| x == f)
-                    && (!deleting || f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER)
-                {
-                    finalizers.push(f.to_string());
-                }
+            if let Some(f) = policy_finalizer
+                && !finalizers.iter().any(|x| x == f)
+                && (!deleting || f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER)
+            {
+                finalizers.push(f.to_string());
             }
             let system_finalizers = hooks::deletion_finalizers(info, &obj);
             for f in system_finalizers {

@@ -112,10 +112,10 @@ impl Graph {
             .unwrap_or_default();
         // A new object under a key that held another uid replaces it.
         let mut dirty = Vec::new();
-        if let Some(old_uid) = self.uid_by_key.get(key).cloned() {
-            if old_uid != uid {
-                dirty.extend(self.remove_uid(&old_uid));
-            }
+        if let Some(old_uid) = self.uid_by_key.get(key).cloned()
+            && old_uid != uid
+        {
+            dirty.extend(self.remove_uid(&old_uid));
         }
         if let Some(prev) = self.nodes.get(&uid) {
             for o in prev.owners.clone() {
@@ -361,10 +361,11 @@ async fn execute(engine: &Engine, graph: &Graph, action: Action) {
             .await
             .map(|_| ()),
     };
-    if let Err(e) = result {
-        if e.code != 404 && e.code != 409 {
-            tracing::warn!(object = %node.name, error = %e, "garbage collection step failed");
-        }
+    if let Err(e) = result
+        && e.code != 404
+        && e.code != 409
+    {
+        tracing::warn!(object = %node.name, error = %e, "garbage collection step failed");
     }
 }
 

@@ -167,10 +167,9 @@ pub fn mark_terminating(info: &ResourceInfo, obj: &mut Value) {
         if let Some(conds) = obj
             .pointer_mut("/status/conditions")
             .and_then(Value::as_array_mut)
+            && !conds.iter().any(|c| c["type"] == "Terminating")
         {
-            if !conds.iter().any(|c| c["type"] == "Terminating") {
-                conds.push(terminating_condition(&now));
-            }
+            conds.push(terminating_condition(&now));
         }
     }
 }

@@ -152,11 +152,11 @@ impl Engine {
         };
         self.guaranteed_update(info, ns, name, subresource, &write_opts, |cur| {
             let mut config = config.clone();
-            if cur.is_none() {
-                if let Some(ns) = ns {
-                    crate::object::metadata_mut(&mut config)
-                        .insert("namespace".into(), Value::String(ns.to_string()));
-                }
+            if cur.is_none()
+                && let Some(ns) = ns
+            {
+                crate::object::metadata_mut(&mut config)
+                    .insert("namespace".into(), Value::String(ns.to_string()));
             }
             managed_fields::apply(
                 cur,

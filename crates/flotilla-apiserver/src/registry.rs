@@ -240,13 +240,11 @@ fn build(builtin: &[Value], user: &[Value]) -> Snapshot {
             }
         }
         versions.sort_by_key(|v| (v != &storage, version_priority(v)));
-        if !is_builtin {
-            if let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) {
-                snap.crds.insert(
-                    name.to_string(),
-                    infos.iter().cloned().map(Arc::new).collect(),
-                );
-            }
+        if !is_builtin && let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) {
+            snap.crds.insert(
+                name.to_string(),
+                infos.iter().cloned().map(Arc::new).collect(),
+            );
         }
         for info in infos {
             snap.by_gvr.insert(

@@ -169,7 +169,7 @@ pub fn encode_continue(revision: i64, key: &str) -> String {
 /// Decodes a continue token, or 400 if it is not one of ours.
 pub fn decode_continue(token: &str) -> ApiResult<ContinuePoint> {
     let bad = || ApiError::bad_request(format!("continue key is not valid: {token:?}"));
-    if token.len() % 2 != 0 {
+    if !token.len().is_multiple_of(2) {
         return Err(bad());
     }
     let bytes: Option<Vec<u8>> = (0..token.len())

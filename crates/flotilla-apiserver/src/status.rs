@@ -37,8 +37,8 @@ pub struct ApiError {
     pub reason: &'static str,
     /// Human message, kube-apiserver wording.
     pub message: String,
-    /// The object concerned, if any.
-    pub target: Option<Target>,
+    /// The object concerned, if any (boxed: errors travel in every `Result`).
+    pub target: Option<Box<Target>>,
     /// `details.causes` entries.
     pub causes: Vec<Value>,
     /// `details.retryAfterSeconds`, when the client should retry.
@@ -69,7 +69,7 @@ impl ApiError {
     }
 
     fn with_target(mut self, target: &Target) -> Self {
-        self.target = Some(target.clone());
+        self.target = Some(Box::new(target.clone()));
         self
     }
 

@@ -477,3 +477,175 @@ async fn no_lost_updates_under_concurrent_read_modify_write() {
         "the test must actually contend"
     );
 }
+
+#[tokio::test]
+async fn generate_name_dry_run_and_delete_collection() {
+    let hub = memory_hub(ServerConfig::default()).await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client(), "default");
+    let mut generated = cm("", &[]);
+    generated.metadata.name = None;
+    generated.metadata.generate_name = Some("run-".into());
+    let made = api
+        .create(&PostParams::default(), &generated)
+        .await
+        .expect("generateName");
+    let name = made.name_any();
+    assert!(name.starts_with("run-") && name.len() == 9, "{name}");
+
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let shown = api
+        .create(&dry, &cm("dry", &[("k", "v")]))
+        .await
+        .expect("dry run");
+    assert_eq!(shown.data.unwrap()["k"], "v");
+    assert!(
+        api.get_opt("dry").await.unwrap().is_none(),
+        "dryRun=All must not persist"
+    );
+
+    for i in 0..4 {
+        let mut c = cm(&format!("batch-{i}"), &[]);
+        c.metadata.labels = Some(BTreeMap::from([(
+            "batch".into(),
+            if i < 3 { "yes" } else { "no" }.into(),
+        )]));
+        api.create(&PostParams::default(), &c)
+            .await
+            .expect("create");
+    }
+    api.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("batch=yes"),
+    )
+    .await
+    .expect("deletecollection");
+    let left: Vec<String> = api
+        .list(&ListParams::default().labels("batch"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|c| c.name_any())
+        .collect();
+    assert_eq!(left, vec!["batch-3".to_string()]);
+}
+
+#[tokio::test]
+async fn paged_lists_read_one_consistent_revision() {
+    let hub = memory_hub(ServerConfig::default()).await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client(), "default");
+    for i in 0..10 {
+        api.create(&PostParams::default(), &cm(&format!("p{i:02}"), &[]))
+            .await
+            .expect("create");
+    }
+    let first = api
+        .list(&ListParams::default().limit(4))
+        .await
+        .expect("page 1");
+    assert_eq!(first.items.len(), 4);
+    assert_eq!(first.metadata.remaining_item_count, Some(6));
+    // Writes between pages do not show up in later pages.
+    api.delete("p05", &DeleteParams::default())
+        .await
+        .expect("delete");
+    api.create(&PostParams::default(), &cm("p99", &[]))
+        .await
+        .expect("create late");
+    let mut names: Vec<String> = first.items.iter().map(|c| c.name_any()).collect();
+    let mut token = first.metadata.continue_;
+    while let Some(t) = token.filter(|t| !t.is_empty()) {
+        let page = api
+            .list(&ListParams::default().limit(4).continue_token(&t))
+            .await
+            .expect("next page");
+        assert_eq!(
+            page.metadata.resource_version,
+            first.metadata.resource_version
+        );
+        names.extend(page.items.iter().map(|c| c.name_any()));
+        token = page.metadata.continue_;
+    }
+    let expected: Vec<String> = (0..10).map(|i| format!("p{i:02}")).collect();
+    assert_eq!(names, expected);
+    // A continue token whose revision was compacted away is 410 Expired.
+    let again = api
+        .list(&ListParams::default().limit(2))
+        .await
+        .expect("list");
+    let store = hub.engine().store();
+    api.create(&PostParams::default(), &cm("bump", &[]))
+        .await
+        .expect("bump");
+    store
+        .compact(store.current_revision())
+        .await
+        .expect("compact");
+    let err = api
+        .list(
+            &ListParams::default()
+                .limit(2)
+                .continue_token(&again.metadata.continue_.unwrap()),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 410 && s.reason == "Expired"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn watches_send_bookmarks_and_streaming_lists() {
+    let server = ServerConfig {
+        bookmark_interval: Duration::from_millis(200),
+        ..ServerConfig::default()
+    };
+    let hub = memory_hub(server).await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client(), "default");
+    let made = api
+        .create(&PostParams::default(), &cm("b", &[]))
+        .await
+        .expect("create");
+    let mut stream = api
+        .watch(
+            &WatchParams {
+                bookmarks: true,
+                ..WatchParams::default()
+            },
+            &made.resource_version().unwrap(),
+        )
+        .await
+        .expect("watch")
+        .boxed();
+    let mut bookmark = None;
+    for _ in 0..10 {
+        if let Some(WatchEvent::Bookmark(b)) =
+            tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+                .await
+                .expect("event in time")
+                .expect("ok")
+        {
+            bookmark = Some(b);
+            break;
+        }
+    }
+    let bookmark = bookmark.expect("a bookmark");
+    assert!(
+        bookmark.metadata.resource_version.parse::<i64>().unwrap()
+            >= made.resource_version().unwrap().parse::<i64>().unwrap()
+    );
+
+    // sendInitialEvents: ADDED for the current state, then the initial-events-end bookmark.
+    let events: Vec<_> = watcher(api.clone(), watcher::Config::default().streaming_lists())
+        .take(3)
+        .try_collect()
+        .await
+        .expect("streaming list");
+    assert!(matches!(events[0], watcher::Event::Init));
+    assert!(matches!(&events[1], watcher::Event::InitApply(o) if o.name_any() == "b"));
+    assert!(matches!(events[2], watcher::Event::InitDone));
+}

@@ -61,7 +61,7 @@ pub async fn up(args: UpArgs) -> Result<()> {
              (pass --members 0 to silence this)"
         );
     }
-    if !(args.clock_speed > 0.0) {
+    if args.clock_speed.is_nan() || args.clock_speed <= 0.0 {
         bail!("--clock-speed must be positive");
     }
     std::fs::create_dir_all(&args.data_dir)
@@ -104,10 +104,10 @@ fn open_sqlite(path: &Path) -> Result<SharedStorage> {
 
 fn load_or_create_token(dir: &Path) -> Result<String> {
     let path = dir.join("token");
-    if let Ok(t) = std::fs::read_to_string(&path) {
-        if !t.trim().is_empty() {
-            return Ok(t.trim().to_string());
-        }
+    if let Ok(t) = std::fs::read_to_string(&path)
+        && !t.trim().is_empty()
+    {
+        return Ok(t.trim().to_string());
     }
     let bytes: [u8; 24] = rand::random();
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();

@@ -47,6 +47,23 @@ fn api_resources_lists_fleet_kinds_with_short_names() {
     );
     let out = hub.kubectl_ok(&["api-resources", "--api-group=cluster.kubernetes-fleet.io"]);
     assert!(out.contains("MemberCluster"), "{out}");
+    let metrics = hub.kubectl_ok(&["get", "--raw", "/metrics"]);
+    assert!(
+        metrics.contains("apiserver_request_total{verb=\"GET\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("apiserver_request_duration_seconds_bucket"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("flotilla_store_revision "), "{metrics}");
+    let version = hub.kubectl_ok(&["version", "-o", "json"]);
+    assert!(version.contains("\"serverVersion\""), "{version}");
+    let all_ns = hub.kubectl_ok(&["get", "namespaces"]);
+    assert!(
+        all_ns.contains("default") && all_ns.contains("Active"),
+        "{all_ns}"
+    );
     let out = hub.kubectl_ok(&["api-resources"]);
     for kind in [
         "Deployment",
@@ -167,14 +184,16 @@ fn get_watch_streams_updates_from_another_client() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut seen = false;
     while Instant::now() < deadline {
-        if let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
-            if line.contains("watched") && line.contains('2') {
-                seen = true;
-                break;
-            }
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(500))
+            && line.contains("watched")
+            && line.contains('2')
+        {
+            seen = true;
+            break;
         }
     }
     let _ = watcher.kill();
+    let _ = watcher.wait();
     assert!(seen, "kubectl get -w did not stream the update");
 }
 
