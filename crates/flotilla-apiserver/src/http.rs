@@ -440,14 +440,14 @@ impl ResourceRequest<'_> {
                     ));
                 }
                 let opts = self.write_options(&headers, &body, &content_type)?;
-                let obj = decode_body(&body, &content_type)?;
+                let obj = decode_body(&body, &content_type, &info.schema)?;
                 let w = engine.create(&info, self.ns(), obj, &opts).await?;
                 Ok(self.written(w))
             }
             "PUT" => {
                 let sub = self.subresource()?;
                 let opts = self.write_options(&headers, &body, &content_type)?;
-                let obj = decode_body(&body, &content_type)?;
+                let obj = decode_body(&body, &content_type, &info.schema)?;
                 let w = engine
                     .update(&info, self.ns(), self.name(), obj, sub, &opts)
                     .await?;
@@ -617,7 +617,7 @@ async fn read_body(req: Request) -> ApiResult<Bytes> {
 }
 
 /// Decodes a create/update body: JSON, or YAML when the content type says so.
-fn decode_body(body: &[u8], content_type: &str) -> ApiResult<Value> {
+fn decode_body(body: &[u8], content_type: &str, schema: &Value) -> ApiResult<Value> {
     if body.is_empty() {
         return Err(ApiError::bad_request(
             "the request body is empty: expected a Kubernetes object",
@@ -631,6 +631,8 @@ fn decode_body(body: &[u8], content_type: &str) -> ApiResult<Value> {
             serde_saphyr::from_str(text)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
         }
+        crate::protobuf::CONTENT_TYPE => crate::protobuf::decode(body, schema)
+            .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}"))),
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
         }),

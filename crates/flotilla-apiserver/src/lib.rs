@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod object;
 pub mod openapi;
 pub mod patching;
+pub mod protobuf;
 pub mod registry;
 pub mod render;
 pub mod selectors;

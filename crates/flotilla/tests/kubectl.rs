@@ -619,3 +619,123 @@ fn namespace_deletion_empties_the_namespace() {
         ""
     );
 }
+
+#[test]
+fn imperative_generators_send_protobuf_and_are_understood() {
+    let hub = HubProcess::start();
+    hub.kubectl_ok(&["create", "namespace", "demo"]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "configmap",
+        "cfg",
+        "--from-literal=a=1",
+    ]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "--from-literal=pw=hunter2",
+    ]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=2",
+        "--port=80",
+    ]);
+    hub.kubectl_ok(&["-n", "demo", "create", "serviceaccount", "bot"]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "role",
+        "reader",
+        "--verb=get,list",
+        "--resource=configmaps",
+    ]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "rolebinding",
+        "rb",
+        "--role=reader",
+        "--serviceaccount=demo:bot",
+    ]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "service",
+        "clusterip",
+        "websvc",
+        "--tcp=80:8080",
+    ]);
+    hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "job",
+        "once",
+        "--image=busybox",
+        "--",
+        "echo",
+        "hi",
+    ]);
+    assert_eq!(
+        hub.kubectl_ok(&["-n", "demo", "get", "cm", "cfg", "-o", "jsonpath={.data.a}"]),
+        "1"
+    );
+    assert_eq!(
+        hub.kubectl_ok(&[
+            "-n",
+            "demo",
+            "get",
+            "secret",
+            "s",
+            "-o",
+            "jsonpath={.data.pw}"
+        ]),
+        "aHVudGVyMg=="
+    );
+    let deploy = hub.kubectl_ok(&["-n", "demo", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort}"]);
+    assert_eq!(deploy, "2 nginx:1.27 80");
+    let binding = hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "get",
+        "rolebinding",
+        "rb",
+        "-o",
+        "jsonpath={.roleRef.name} {.subjects[0].kind} {.subjects[0].name}",
+    ]);
+    assert_eq!(binding, "reader ServiceAccount bot");
+    let svc = hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "get",
+        "svc",
+        "websvc",
+        "-o",
+        "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}",
+    ]);
+    assert_eq!(svc, "80 8080");
+    let job = hub.kubectl_ok(&[
+        "-n",
+        "demo",
+        "get",
+        "job",
+        "once",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].command}",
+    ]);
+    assert_eq!(job, r#"["echo","hi"]"#);
+}
