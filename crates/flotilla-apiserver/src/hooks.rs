@@ -145,14 +145,7 @@ pub fn spec_finalizers(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     if !is_namespace_resource(info) {
         return vec![];
     }
-    obj.pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|f| f.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::object::string_list(obj.pointer("/spec/finalizers"))
 }
 
 /// Marks an object whose deletion has started: namespaces become `Terminating`, CRDs get a

@@ -105,17 +105,20 @@ pub fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
         .expect("metadata is an object")
 }
 
-/// The object's finalizers.
-pub fn finalizers(obj: &Value) -> Vec<String> {
-    metadata(obj)
-        .get("finalizers")
-        .and_then(Value::as_array)
+/// The strings of a JSON list (non-strings and non-lists yield nothing).
+pub fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|f| f.as_str().map(String::from))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The object's finalizers.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    string_list(metadata(obj).get("finalizers"))
 }
 
 /// Replaces the object's finalizers (removing the field when empty).

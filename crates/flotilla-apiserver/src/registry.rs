@@ -283,15 +283,7 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
     let spec = &crd["spec"];
     let group = spec["group"].as_str().unwrap_or_default().to_string();
     let names = &spec["names"];
-    let str_list = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let str_list = |v: &Value| crate::object::string_list(Some(v));
     let (Some(plural), Some(kind)) = (names["plural"].as_str(), names["kind"].as_str()) else {
         return vec![];
     };

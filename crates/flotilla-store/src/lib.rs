@@ -13,6 +13,7 @@ use bytes::Bytes;
 use futures::Stream;
 use futures::future::BoxFuture;
 
+mod backend;
 mod engine;
 mod memory;
 mod sqlite;

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
 
+use crate::backend::Backend;
 use crate::engine::{DEFAULT_WATCH_BUFFER, Engine, WriteOp};
-use crate::{KeyValue, ListRequest, ListResult, Revision, Storage, StoreResult, WatchStream};
+use crate::{KeyValue, Revision, StoreResult};
 
 /// A [`Storage`] kept entirely in memory: writes apply immediately and nothing survives the
 /// process. Same semantics as [`crate::SqliteStore`], so tests and simulated members behave like
@@ -33,68 +33,24 @@ impl MemoryStore {
     pub fn watcher_count(&self) -> usize {
         self.engine.watcher_count()
     }
+}
+
+impl Backend for MemoryStore {
+    fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
 
     fn write(&self, op: WriteOp) -> BoxFuture<'_, StoreResult<KeyValue>> {
         Box::pin(async move { self.engine.write(&op) })
+    }
+
+    fn compact(&self, revision: Revision) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(async move { self.engine.compact(revision) })
     }
 }
 
 impl Default for MemoryStore {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl Storage for MemoryStore {
-    fn get(&self, key: &str) -> BoxFuture<'_, StoreResult<Option<KeyValue>>> {
-        let key = key.to_owned();
-        Box::pin(async move { Ok(self.engine.get(&key)) })
-    }
-
-    fn list(&self, request: ListRequest) -> BoxFuture<'_, StoreResult<ListResult>> {
-        Box::pin(async move { self.engine.list(&request) })
-    }
-
-    fn create(&self, key: &str, value: Bytes) -> BoxFuture<'_, StoreResult<KeyValue>> {
-        self.write(WriteOp::Create {
-            key: key.to_owned(),
-            value,
-        })
-    }
-
-    fn update(
-        &self,
-        key: &str,
-        value: Bytes,
-        expected: Revision,
-    ) -> BoxFuture<'_, StoreResult<KeyValue>> {
-        self.write(WriteOp::Update {
-            key: key.to_owned(),
-            value,
-            expected,
-        })
-    }
-
-    fn delete(&self, key: &str, expected: Revision) -> BoxFuture<'_, StoreResult<KeyValue>> {
-        self.write(WriteOp::Delete {
-            key: key.to_owned(),
-            expected,
-        })
-    }
-
-    fn watch(&self, prefix: &str, after: Revision) -> WatchStream {
-        self.engine.watch(prefix, after)
-    }
-
-    fn compact(&self, revision: Revision) -> BoxFuture<'_, StoreResult<()>> {
-        Box::pin(async move { self.engine.compact(revision) })
-    }
-
-    fn current_revision(&self) -> Revision {
-        self.engine.current_revision()
-    }
-
-    fn compacted_revision(&self) -> Revision {
-        self.engine.compacted_revision()
     }
 }

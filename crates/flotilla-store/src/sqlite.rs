@@ -13,14 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
+use crate::backend::Backend;
 use crate::engine::{DEFAULT_WATCH_BUFFER, Engine, WriteOp};
-use crate::{
-    KeyValue, ListRequest, ListResult, Revision, Storage, StoreError, StoreResult, WatchStream,
-};
+use crate::{KeyValue, Revision, StoreError, StoreResult};
 use writer::{Limits, Reply, Request, Writer};
 
 /// How to open a [`SqliteStore`].
@@ -151,9 +149,19 @@ impl SqliteStore {
             answer.await.map_err(|_| StoreError::Closed)?
         })
     }
+}
+
+impl Backend for SqliteStore {
+    fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
 
     fn write(&self, op: WriteOp) -> BoxFuture<'_, StoreResult<KeyValue>> {
         self.call(move |reply| Request::Write { op, reply })
+    }
+
+    fn compact(&self, revision: Revision) -> BoxFuture<'_, StoreResult<()>> {
+        self.call(move |reply| Request::Compact { revision, reply })
     }
 }
 
@@ -166,59 +174,5 @@ impl Drop for SqliteStore {
         {
             tracing::error!("store writer thread panicked");
         }
-    }
-}
-
-impl Storage for SqliteStore {
-    fn get(&self, key: &str) -> BoxFuture<'_, StoreResult<Option<KeyValue>>> {
-        let key = key.to_owned();
-        Box::pin(async move { Ok(self.engine.get(&key)) })
-    }
-
-    fn list(&self, request: ListRequest) -> BoxFuture<'_, StoreResult<ListResult>> {
-        Box::pin(async move { self.engine.list(&request) })
-    }
-
-    fn create(&self, key: &str, value: Bytes) -> BoxFuture<'_, StoreResult<KeyValue>> {
-        self.write(WriteOp::Create {
-            key: key.to_owned(),
-            value,
-        })
-    }
-
-    fn update(
-        &self,
-        key: &str,
-        value: Bytes,
-        expected: Revision,
-    ) -> BoxFuture<'_, StoreResult<KeyValue>> {
-        self.write(WriteOp::Update {
-            key: key.to_owned(),
-            value,
-            expected,
-        })
-    }
-
-    fn delete(&self, key: &str, expected: Revision) -> BoxFuture<'_, StoreResult<KeyValue>> {
-        self.write(WriteOp::Delete {
-            key: key.to_owned(),
-            expected,
-        })
-    }
-
-    fn watch(&self, prefix: &str, after: Revision) -> WatchStream {
-        self.engine.watch(prefix, after)
-    }
-
-    fn compact(&self, revision: Revision) -> BoxFuture<'_, StoreResult<()>> {
-        self.call(move |reply| Request::Compact { revision, reply })
-    }
-
-    fn current_revision(&self) -> Revision {
-        self.engine.current_revision()
-    }
-
-    fn compacted_revision(&self) -> Revision {
-        self.engine.compacted_revision()
     }
 }
