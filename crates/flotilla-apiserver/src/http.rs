@@ -420,6 +420,13 @@ impl ResourceRequest<'_> {
         let body = read_body(req).await?;
         let engine = &self.state.engine;
         let info = self.info.clone();
+        if matches!(verb, "PUT" | "PATCH") && self.rp.name.is_none() {
+            let what = if verb == "PUT" { "update" } else { "patch" };
+            return Err(ApiError::method_not_supported(
+                &crate::engine::target(&info, ""),
+                what,
+            ));
+        }
         match verb {
             "GET" => {
                 self.subresource()?;

@@ -189,11 +189,6 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
-    /// 410 Gone: the resource version requested is gone (watch from a compacted revision).
-    pub fn gone(message: impl Into<String>) -> Self {
-        Self::new(410, "Gone", message)
-    }
-
     /// 403 Forbidden with a message.
     pub fn forbidden(target: &Target, why: &str) -> Self {
         Self::new(

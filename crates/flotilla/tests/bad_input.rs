@@ -356,6 +356,13 @@ async fn bad_requests_get_precise_statuses_and_change_nothing() {
     )
     .await;
     assert_eq!(r.code, 422, "{}", r.body);
+    // Verbs a path does not support.
+    assert_status(
+        &send(&client, Method::PUT, CMS, json_ct, b"{}".to_vec()).await,
+        405,
+        "MethodNotAllowed",
+        "update is not supported",
+    );
     // Conflicting writes.
     let mut stale = snapshot.clone();
     stale["metadata"]["resourceVersion"] = json!("1");
