@@ -135,6 +135,12 @@ pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> ApiResult<Value> {
     Ok(obj)
 }
 
+/// The object just written, as a read would return it (no need to decode the stored bytes).
+fn with_revision(mut obj: Value, revision: i64) -> Value {
+    metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(revision.to_string()));
+    obj
+}
+
 /// The bytes stored for an object: storage version, no resourceVersion.
 fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
     let mut obj = obj.clone();
@@ -354,7 +360,7 @@ impl Engine {
             })?;
         self.after_write(info).await;
         Ok(Written {
-            object: decode(info, &kv)?,
+            object: with_revision(obj, kv.mod_revision),
             warnings,
             created: true,
         })
@@ -411,18 +417,8 @@ impl Engine {
             )));
         }
         let wanted_rv = meta_str(&body, "resourceVersion").map(String::from);
-        let (old, rv) = match self.get_kv(info, ns, name).await {
-            Ok(found) => found,
-            // PUT to a missing object creates it, as kube-apiserver does for kinds that allow it.
-            Err(e)
-                if e.code == 404
-                    && subresource.is_none()
-                    && wanted_rv.as_deref().is_none_or(str::is_empty) =>
-            {
-                return self.create(info, ns, body, opts).await;
-            }
-            Err(e) => return Err(e),
-        };
+        // PUT never creates (AllowCreateOnUpdate is false for every kind served here).
+        let (old, rv) = self.get_kv(info, ns, name).await?;
         match wanted_rv.as_deref() {
             None | Some("") => {
                 if !is_kubernetes_group(&info.group) {
@@ -557,7 +553,7 @@ impl Engine {
             .map_err(|e| self.write_error(info, name, e))?;
         self.after_write(info).await;
         Ok(Written {
-            object: decode(info, &kv)?,
+            object: with_revision(obj, kv.mod_revision),
             warnings,
             created: false,
         })

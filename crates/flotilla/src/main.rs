@@ -1,8 +1,9 @@
 //! `flotilla`: the multi-cluster Kubernetes fleet manager's command line.
 //!
 //! `up` runs the whole system on one machine; `hub` runs the hub alone against a chosen store;
-//! `crds` prints the CustomResourceDefinitions.
+//! `crds` prints the CustomResourceDefinitions; `bench` measures the store and API paths.
 
+mod bench;
 mod kubeconfig;
 mod serve;
 mod tls;
@@ -30,12 +31,19 @@ enum Command {
     Hub(up::HubArgs),
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
+    /// Measure performance against a side-by-side etcd where one is installed.
+    Bench {
+        #[command(subcommand)]
+        what: bench::BenchCommand,
+    },
 }
 
 fn init_tracing(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if json {
         builder.json().init();
     } else {
@@ -45,7 +53,9 @@ fn init_tracing(json: bool) {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     match cli.command {
         Command::Up(args) => {
             init_tracing(args.log_json);
@@ -61,6 +71,10 @@ fn main() -> Result<()> {
                 print!("{}", serde_saphyr::to_string(&crd)?);
             }
             Ok(())
+        }
+        Command::Bench { what } => {
+            init_tracing(false);
+            runtime.block_on(bench::run(what))
         }
     }
 }

@@ -1,0 +1,153 @@
+//! `flotilla bench api`: the hub API server over real HTTPS — ConfigMap creates/s from
+//! concurrent clients against etcd's raw put throughput, and the latency of listing a large
+//! namespace as plain JSON — plus watch fan-out (see [`super::watch`]).
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{ObjectMeta, PostParams};
+use kube::{Api, Client};
+
+use super::Plan;
+use super::etcd::{self, Etcd};
+use super::https::HttpsHub;
+use super::measure::{Worker, config_map, median, payload, throughput};
+use super::table::{Row, Target};
+use super::watch;
+
+/// Namespace the create benchmark writes into.
+const CREATE_NS: &str = "bench-create";
+/// Namespace holding the objects listed.
+const LIST_NS: &str = "bench-list";
+/// HTTPS creates must reach at least etcd's raw put throughput.
+const CREATE_TARGET_RATIO: f64 = 1.0;
+/// Median latency a full list may take, in milliseconds.
+const LIST_TARGET_MS: f64 = 100.0;
+
+/// Starts the HTTPS hub in `dir` and creates the benchmark's namespaces, with
+/// `plan.list_objects` ConfigMaps in the listed one (in process: setup is not measured).
+pub async fn prepare(plan: &Plan, dir: &Path) -> Result<HttpsHub> {
+    let hub = HttpsHub::start(dir).await?;
+    let client = hub.hub().client();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for name in [CREATE_NS, LIST_NS] {
+        let metadata = ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        };
+        let namespace = Namespace {
+            metadata,
+            ..Namespace::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await?;
+    }
+    let api: Api<ConfigMap> = Api::namespaced(client, LIST_NS);
+    let payload = payload();
+    futures::stream::iter(0..plan.list_objects)
+        .map(|i| {
+            let object = config_map(format!("item-{i:05}"), &payload);
+            let api = &api;
+            async move { api.create(&PostParams::default(), &object).await }
+        })
+        .buffer_unordered(plan.writers)
+        .try_for_each(|_| async { Ok(()) })
+        .await?;
+    Ok(hub)
+}
+
+/// One run: HTTPS creates, etcd's put throughput, the list, and watch fan-out.
+pub async fn run_once(
+    plan: &Plan,
+    run: usize,
+    hub: &HttpsHub,
+    etcd: Option<&Etcd>,
+) -> Result<Vec<Row>> {
+    let creates = create_throughput(plan, run, hub).await?;
+    let etcd = etcd::put_throughput(etcd, plan, &format!("/api-run-{run}")).await?;
+    let list = list_latency(&hub.client()?, plan.list_objects, plan.lists).await?;
+    let mut rows = vec![
+        Row {
+            figure: format!("ConfigMap creates over HTTPS, {} clients", plan.writers),
+            value: creates,
+            unit: "creates/s",
+            etcd,
+            target: Target::EtcdRatioAtLeast(CREATE_TARGET_RATIO),
+        },
+        Row {
+            figure: format!(
+                "list {} ConfigMaps as JSON (median of {})",
+                plan.list_objects, plan.lists
+            ),
+            value: list,
+            unit: "ms",
+            etcd: None,
+            target: Target::AtMost(LIST_TARGET_MS),
+        },
+    ];
+    rows.extend(watch::run_once(plan).await?);
+    Ok(rows)
+}
+
+/// Creates/s of `plan.writers` clients, each with its own HTTPS connection (as separate
+/// kubectl processes or controllers would have), creating ConfigMaps back to back.
+async fn create_throughput(plan: &Plan, run: usize, hub: &HttpsHub) -> Result<f64> {
+    let payload = payload();
+    let workers = (0..plan.writers)
+        .map(|w| {
+            Ok(Creator {
+                api: Api::namespaced(hub.client()?, CREATE_NS),
+                prefix: format!("r{run}-w{w}-"),
+                created: 0,
+                payload: payload.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    throughput(workers, plan.duration).await
+}
+
+/// Median latency in milliseconds of `lists` full lists of [`LIST_NS`] as plain JSON (as
+/// `kubectl get -o json` asks for it) over one warm HTTPS connection; a first, unmeasured list
+/// opens the connection and checks that it returns `expected` items.
+async fn list_latency(client: &Client, expected: usize, lists: usize) -> Result<f64> {
+    let request = || {
+        http::Request::get(format!("/api/v1/namespaces/{LIST_NS}/configmaps"))
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())
+    };
+    let body = client.request_text(request()?).await?;
+    let items = serde_json::from_str::<serde_json::Value>(&body)?["items"]
+        .as_array()
+        .map_or(0, Vec::len);
+    if items != expected {
+        bail!("listing {LIST_NS} returned {items} items, expected {expected}");
+    }
+    let mut samples = Vec::with_capacity(lists);
+    for _ in 0..lists {
+        let start = Instant::now();
+        client.request_text(request()?).await?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(samples))
+}
+
+/// One HTTPS client creating uniquely named ConfigMaps.
+struct Creator {
+    api: Api<ConfigMap>,
+    prefix: String,
+    created: usize,
+    payload: String,
+}
+
+impl Worker for Creator {
+    async fn step(&mut self) -> Result<()> {
+        let object = config_map(format!("{}{}", self.prefix, self.created), &self.payload);
+        self.api.create(&PostParams::default(), &object).await?;
+        self.created += 1;
+        Ok(())
+    }
+}
