@@ -16,7 +16,7 @@ use crate::metrics::Metrics;
 use crate::object::{self, meta_str, metadata, metadata_mut};
 use crate::registry::{Registry, ResourceInfo, split_api_version};
 use crate::status::{ApiError, ApiResult, Target};
-use crate::{admission, hooks, selectors::ListFilter};
+use crate::{admission, hooks, raw, selectors::ListFilter};
 
 /// How unknown and duplicate fields in a request body are treated (`fieldValidation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,10 +79,14 @@ pub struct Deleted {
 }
 
 /// A page of objects.
+pub type ObjectList = Page<Value>;
+
+/// A page of a list: its items (parsed objects or raw JSON), the revision it was read at, and
+/// where the next page starts.
 #[derive(Debug, Clone)]
-pub struct ObjectList {
-    /// The objects, in the requested version.
-    pub items: Vec<Value>,
+pub struct Page<T> {
+    /// The items, in the requested version.
+    pub items: Vec<T>,
     /// The list's resourceVersion.
     pub resource_version: i64,
     /// Continue token for the next page, if any.
@@ -137,19 +141,42 @@ pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> ApiResult<Value> {
 
 /// The object just written, as a read would return it (no need to decode the stored bytes).
 fn with_revision(mut obj: Value, revision: i64) -> Value {
-    metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(revision.to_string()));
+    metadata_mut(&mut obj).insert(
+        "resourceVersion".into(),
+        Value::String(revision.to_string()),
+    );
     obj
 }
 
-/// The bytes stored for an object: storage version, no resourceVersion.
+/// The bytes stored for an object: storage version, no resourceVersion, and the canonical key
+/// order `apiVersion`, `kind`, `metadata`, then the rest (what [`raw::splice_revision`] relies
+/// on to serve lists without parsing).
 fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
-    let mut obj = obj.clone();
-    obj["apiVersion"] = Value::String(crate::registry::api_version(
-        &info.group,
-        &info.storage_version,
-    ));
-    metadata_mut(&mut obj).remove("resourceVersion");
-    Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "apiVersion".into(),
+        Value::String(crate::registry::api_version(
+            &info.group,
+            &info.storage_version,
+        )),
+    );
+    out.insert(
+        "kind".into(),
+        obj.get("kind").cloned().unwrap_or(Value::Null),
+    );
+    let mut meta = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    if let Some(m) = meta.as_object_mut() {
+        m.remove("resourceVersion");
+    }
+    out.insert("metadata".into(), meta);
+    if let Some(fields) = obj.as_object() {
+        for (k, v) in fields {
+            if !matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Bytes::from(serde_json::to_vec(&out).unwrap_or_default())
 }
 
 fn parse_rv(rv: &str) -> Option<i64> {
@@ -223,9 +250,49 @@ impl Engine {
         ns: Option<&str>,
         filter: &ListFilter,
     ) -> ApiResult<ObjectList> {
+        self.list_with(info, ns, filter, |kv| {
+            let obj = decode(info, kv)?;
+            Ok(filter.matches(&obj).then_some(obj))
+        })
+        .await
+    }
+
+    /// Lists objects as their JSON bytes, without parsing them, when nothing needs a parsed
+    /// object: no selector, and the request is for the storage version. `None` otherwise.
+    pub async fn list_raw(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        filter: &ListFilter,
+    ) -> ApiResult<Option<Page<Bytes>>> {
+        if !filter.is_trivial() || info.version != info.storage_version {
+            return Ok(None);
+        }
+        let page = self
+            .list_with(info, ns, filter, |kv| {
+                match raw::splice_revision(&kv.value, kv.mod_revision) {
+                    Some(bytes) => Ok(Some(bytes)),
+                    // Stored before the canonical layout: take the slow road for this one.
+                    None => Ok(Some(Bytes::from(
+                        serde_json::to_vec(&decode(info, kv)?).unwrap_or_default(),
+                    ))),
+                }
+            })
+            .await?;
+        Ok(Some(page))
+    }
+
+    /// The paging loop shared by every list: reads pages of the store at one revision and
+    /// keeps what `admit` turns into items, until `limit` items or the end.
+    async fn list_with<T>(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        filter: &ListFilter,
+        mut admit: impl FnMut(&KeyValue) -> ApiResult<Option<T>>,
+    ) -> ApiResult<Page<T>> {
         let ns = self.scoped_ns(info, ns)?;
         let prefix = info.namespace_prefix(ns);
-        // metadata.name=X within a namespace (or cluster scope) is a point read.
         let (mut revision, mut start_after) = match &filter.continue_from {
             Some(c) => (Some(c.revision), Some(c.key.clone())),
             None => (filter.exact_revision, None),
@@ -258,9 +325,8 @@ impl Engine {
             let count = page.items.len();
             let mut stopped_at = None;
             for (i, kv) in page.items.iter().enumerate() {
-                let obj = decode(info, kv)?;
-                if filter.matches(&obj) {
-                    items.push(obj);
+                if let Some(item) = admit(kv)? {
+                    items.push(item);
                 }
                 if limit > 0 && items.len() >= limit {
                     stopped_at = Some(i);
@@ -285,7 +351,7 @@ impl Engine {
                 None => start_after = page.items.last().map(|kv| kv.key.clone()),
             }
         }
-        Ok(ObjectList {
+        Ok(Page {
             items,
             resource_version: revision.unwrap_or_else(|| self.store.current_revision()),
             continue_token,

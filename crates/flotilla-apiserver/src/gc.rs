@@ -303,8 +303,16 @@ async fn run_once(engine: &Engine) -> Result<(), crate::status::ApiError> {
     }
 }
 
+/// Only `metadata` matters to the collector; the rest of the object is skipped unparsed.
+#[derive(serde::Deserialize)]
+struct MetadataOnly {
+    #[serde(default)]
+    metadata: Value,
+}
+
 fn parse(kv: &KeyValue) -> Option<Value> {
-    serde_json::from_slice(&kv.value).ok()
+    let m: MetadataOnly = serde_json::from_slice(&kv.value).ok()?;
+    Some(serde_json::json!({ "metadata": m.metadata }))
 }
 
 fn resource(engine: &Engine, node: &Node) -> Option<Arc<ResourceInfo>> {

@@ -144,11 +144,14 @@ pub fn parse_path(path: &str) -> Option<Route> {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response {
-    let body = serde_json::to_vec(value).unwrap_or_default();
+    bytes_response(code, serde_json::to_vec(value).unwrap_or_default())
+}
+
+fn bytes_response(code: StatusCode, body: impl Into<Body>) -> Response {
     Response::builder()
         .status(code)
         .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body))
+        .body(body.into())
         .unwrap_or_default()
 }
 
@@ -436,7 +439,16 @@ impl ResourceRequest<'_> {
                     .object(&info, obj, StatusCode::OK, &[], engine.clock.now()))
             }
             "LIST" => {
-                let list = engine.list(&info, self.ns(), &self.filter()?).await?;
+                let filter = self.filter()?;
+                if self.output == Output::Objects
+                    && let Some(page) = engine.list_raw(&info, self.ns(), &filter).await?
+                {
+                    return Ok(bytes_response(
+                        StatusCode::OK,
+                        render::raw_list(&info, page),
+                    ));
+                }
+                let list = engine.list(&info, self.ns(), &filter).await?;
                 Ok(self.output.list(&info, list, engine.clock.now()))
             }
             "POST" => {

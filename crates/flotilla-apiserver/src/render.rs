@@ -5,7 +5,9 @@ use flotilla_apimachinery::table;
 use http::{HeaderMap, header};
 use serde_json::{Value, json};
 
-use crate::engine::ObjectList;
+use bytes::Bytes;
+
+use crate::engine::{ObjectList, Page};
 use crate::registry::ResourceInfo;
 
 /// What the client asked the server to return.
@@ -129,7 +131,7 @@ fn table_of(
     })
 }
 
-fn list_metadata(list: &ObjectList) -> Value {
+fn list_metadata<T>(list: &Page<T>) -> Value {
     let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
     if let Some(c) = &list.continue_token {
         meta["continue"] = json!(c);
@@ -140,12 +142,36 @@ fn list_metadata(list: &ObjectList) -> Value {
     meta
 }
 
+/// A plain `<Kind>List` assembled from stored JSON bytes (see [`crate::raw`]).
+pub fn raw_list(info: &ResourceInfo, page: Page<Bytes>) -> Vec<u8> {
+    let head = json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": list_metadata(&page)});
+    let mut out = serde_json::to_vec(&head).unwrap_or_default();
+    out.pop(); // the closing brace; items follow
+    let size: usize = page.items.iter().map(|b| b.len() + 1).sum();
+    out.reserve(size + 16);
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
 /// A list response in the negotiated output.
 pub fn list(output: &Output, info: &ResourceInfo, list: ObjectList, now: jiff::Timestamp) -> Value {
     let meta = list_metadata(&list);
     match output {
         Output::Objects => {
-            json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": meta, "items": list.items})
+            // Items move into the response (json! would deep-copy them).
+            let mut out = serde_json::Map::new();
+            out.insert("kind".into(), json!(info.list_kind));
+            out.insert("apiVersion".into(), json!(info.api_version()));
+            out.insert("metadata".into(), meta);
+            out.insert("items".into(), Value::Array(list.items));
+            Value::Object(out)
         }
         Output::Metadata => json!({
             "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
