@@ -150,33 +150,64 @@ fn with_revision(mut obj: Value, revision: i64) -> Value {
 
 /// The bytes stored for an object: storage version, no resourceVersion, and the canonical key
 /// order `apiVersion`, `kind`, `metadata`, then the rest (what [`raw::splice_revision`] relies
-/// on to serve lists without parsing).
+/// on to serve lists without parsing). Serialized straight from the object, without a copy.
 fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
-    let mut out = serde_json::Map::new();
-    out.insert(
-        "apiVersion".into(),
-        Value::String(crate::registry::api_version(
-            &info.group,
-            &info.storage_version,
-        )),
-    );
-    out.insert(
-        "kind".into(),
-        obj.get("kind").cloned().unwrap_or(Value::Null),
-    );
-    let mut meta = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-    if let Some(m) = meta.as_object_mut() {
-        m.remove("resourceVersion");
-    }
-    out.insert("metadata".into(), meta);
-    if let Some(fields) = obj.as_object() {
-        for (k, v) in fields {
-            if !matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                out.insert(k.clone(), v.clone());
+    let api_version = crate::registry::api_version(&info.group, &info.storage_version);
+    let stored = Canonical {
+        api_version: &api_version,
+        obj,
+    };
+    Bytes::from(serde_json::to_vec(&stored).unwrap_or_default())
+}
+
+/// An object as stored: see [`encode`].
+struct Canonical<'a> {
+    api_version: &'a str,
+    obj: &'a Value,
+}
+
+impl serde::Serialize for Canonical<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct MetadataWithoutRevision<'a>(Option<&'a serde_json::Map<String, Value>>);
+        impl serde::Serialize for MetadataWithoutRevision<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let fields = self
+                    .0
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, _)| *k != "resourceVersion");
+                serializer.collect_map(fields)
             }
         }
+        let fields = self.obj.as_object();
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("apiVersion", self.api_version)?;
+        map.serialize_entry("kind", self.obj.get("kind").unwrap_or(&Value::Null))?;
+        let metadata = self.obj.get("metadata").and_then(Value::as_object);
+        map.serialize_entry("metadata", &MetadataWithoutRevision(metadata))?;
+        for (k, v) in fields.into_iter().flatten() {
+            if !matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
     }
-    Bytes::from(serde_json::to_vec(&out).unwrap_or_default())
+}
+
+/// Whether stored object bytes carry a `metadata.deletionTimestamp` (parses nothing else).
+fn being_deleted(stored: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        #[serde(default)]
+        metadata: Meta,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Meta {
+        #[serde(rename = "deletionTimestamp", default)]
+        deletion_timestamp: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Stored>(stored).is_ok_and(|s| s.metadata.deletion_timestamp.is_some())
 }
 
 fn parse_rv(rv: &str) -> Option<i64> {
@@ -449,8 +480,7 @@ impl Engine {
         match self.store.get(&ns_info.key(None, ns)).await? {
             None => Err(ApiError::not_found(&target(&ns_info, ns))),
             Some(kv) => {
-                let ns_obj = decode(&ns_info, &kv)?;
-                if meta_str(&ns_obj, "deletionTimestamp").is_some() {
+                if being_deleted(&kv.value) {
                     Err(ApiError::forbidden(
                         &target(info, name),
                         &format!(
@@ -882,4 +912,42 @@ fn rand_u128() -> u128 {
 pub fn object_gv(obj: &Value) -> (String, String) {
     let (g, v) = split_api_version(obj["apiVersion"].as_str().unwrap_or_default());
     (g.to_string(), v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::resources_of;
+
+    fn configmaps() -> ResourceInfo {
+        let crd = json!({"spec": {"group": "", "scope": "Namespaced", "names": {"plural": "configmaps", "kind": "ConfigMap"},
+            "versions": [{"name": "v1", "served": true, "storage": true}]}});
+        resources_of(&crd, true).remove(0)
+    }
+
+    #[test]
+    fn stored_form_is_canonical_and_splices() {
+        let obj = json!({"data": {"k": "v"}, "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "9"}, "apiVersion": "v1"});
+        let bytes = encode(&configmaps(), &obj);
+        assert_eq!(
+            &bytes[..],
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}"#
+        );
+        let served: Value =
+            serde_json::from_slice(&raw::splice_revision(&bytes, 12).unwrap()).unwrap();
+        assert_eq!(served["metadata"]["resourceVersion"], "12");
+    }
+
+    #[test]
+    fn deletion_is_read_from_metadata_only() {
+        assert!(being_deleted(
+            br#"{"metadata":{"name":"x","deletionTimestamp":"2026-01-01T00:00:00Z"}}"#
+        ));
+        assert!(!being_deleted(
+            br#"{"metadata":{"name":"x","annotations":{"deletionTimestamp":"no"}}}"#
+        ));
+        assert!(!being_deleted(
+            br#"{"metadata":{"deletionTimestamp":null}}"#
+        ));
+    }
 }

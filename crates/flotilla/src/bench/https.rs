@@ -6,7 +6,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
+use bytes::Bytes;
 use flotilla_apiserver::{Hub, HubOptions, ServerConfig};
+use http_body_util::{BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use rustls::pki_types::{CertificateDer, pem::PemObject};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -17,7 +24,33 @@ pub struct HttpsHub {
     hub: Hub,
     address: SocketAddr,
     config: kube::Config,
+    ca_pem: String,
+    token: String,
     server: JoinHandle<Result<()>>,
+}
+
+/// An HTTP/2 client: concurrent requests share one multiplexed TLS connection, as client-go
+/// (and so kubectl and Go controllers) talks to an API server. kube-rs speaks HTTP/1.1 only.
+#[derive(Clone)]
+pub struct H2Client {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    base: String,
+    authorization: String,
+}
+
+impl H2Client {
+    /// POSTs a JSON body to `path` and returns the response status once its body is read.
+    pub async fn post_json(&self, path: &str, body: Vec<u8>) -> Result<http::StatusCode> {
+        let request = http::Request::post(format!("{}{path}", self.base))
+            .header(http::header::AUTHORIZATION, &self.authorization)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::from(body)))?;
+        let response = self.client.request(request).await?;
+        let status = response.status();
+        response.into_body().collect().await?;
+        Ok(status)
+    }
 }
 
 impl HttpsHub {
@@ -50,6 +83,8 @@ impl HttpsHub {
             hub,
             address: addr,
             config,
+            ca_pem: pki.ca_pem,
+            token,
             server,
         })
     }
@@ -57,6 +92,32 @@ impl HttpsHub {
     /// A new client with its own connection pool, over HTTPS with the hub's CA and token.
     pub fn client(&self) -> Result<kube::Client> {
         Ok(kube::Client::try_from(self.config.clone())?)
+    }
+
+    /// An HTTP/2 client over one TLS connection trusting the hub's CA, with its token.
+    pub fn h2_client(&self) -> Result<H2Client> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(self.ca_pem.as_bytes()) {
+            roots.add(cert?)?;
+        }
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let connector = HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http2()
+            .build();
+        Ok(H2Client {
+            client: Client::builder(TokioExecutor::new())
+                .http2_only(true)
+                .build(connector),
+            base: format!("https://{}", self.address),
+            authorization: format!("Bearer {}", self.token),
+        })
     }
 
     /// Where the hub listens.
