@@ -205,7 +205,7 @@ mod tests {
         let report = measure(&BenchCommand::Api(quick()))
             .await
             .expect("bench api");
-        assert_measured(&report, 8);
+        assert_measured(&report, 9);
     }
 
     #[test]
