@@ -105,6 +105,7 @@ print()
 print('use super::{Field as F, Ty as T};')
 print()
 print('/// Root message of each served core kind, by `apiVersion` and `kind`.')
+print('#[rustfmt::skip]')
 print('pub(super) fn root(api_version: &str, kind: &str) -> Option<&\'static str> {')
 print('    Some(match (api_version, kind) {')
 for r in ROOTS:
@@ -119,10 +120,15 @@ print('    })')
 print('}')
 print()
 print('/// The fields of a message, by fully qualified name.')
+print('#[rustfmt::skip]')
 print('pub(super) fn message(name: &str) -> Option<&\'static [F]> {')
 print('    Some(match name {')
+# Messages with identical tables (Container and EphemeralContainerCommon, ...) share one arm.
+groups = {}
 for full, rows in sorted(out):
-    print('        "%s" => &[' % full)
+    groups.setdefault(tuple(rows), []).append(full)
+for rows, names in sorted(groups.items(), key=lambda g: g[1][0]):
+    print('        %s => &[' % ' | '.join('"%s"' % n for n in names))
     for r in rows:
         print('            %s,' % r)
     print('        ],')
