@@ -14,23 +14,72 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_store::{EventKind, KeyValue, ListRequest};
+use flotilla_store::{EventKind, ListRequest};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 
 use crate::engine::{DeleteOptions, Engine, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
-use crate::object::{self, meta_str, metadata};
+use crate::object;
 use crate::registry::ResourceInfo;
 
 /// The whole keyspace the engine stores objects under.
 pub const ROOT_PREFIX: &str = "/registry/";
 
+/// What the collector needs of an object: read from stored bytes by [`Meta::from_stored`],
+/// which skips everything else unparsed (the collector sees every write).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// The object's uid.
+    pub uid: String,
+    /// Uids of its owners.
+    pub owners: Vec<String>,
+    /// Whether `deletionTimestamp` is set.
+    pub deleting: bool,
+    /// Its finalizers.
+    pub finalizers: Vec<String>,
+}
+
+impl Meta {
+    /// Reads the collector's view of a stored object; `None` if it has no uid.
+    pub fn from_stored(bytes: &[u8]) -> Option<Meta> {
+        #[derive(serde::Deserialize)]
+        struct Stored {
+            #[serde(default)]
+            metadata: Fields,
+        }
+        #[derive(serde::Deserialize, Default)]
+        struct Fields {
+            #[serde(default)]
+            uid: Option<String>,
+            #[serde(rename = "ownerReferences", default)]
+            owner_references: Option<Vec<OwnerRef>>,
+            #[serde(rename = "deletionTimestamp", default)]
+            deletion_timestamp: Option<serde::de::IgnoredAny>,
+            #[serde(default)]
+            finalizers: Option<Vec<String>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct OwnerRef {
+            uid: String,
+        }
+        let m = serde_json::from_slice::<Stored>(bytes).ok()?.metadata;
+        Some(Meta {
+            uid: m.uid?,
+            owners: m
+                .owner_references
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.uid)
+                .collect(),
+            deleting: m.deletion_timestamp.is_some(),
+            finalizers: m.finalizers.unwrap_or_default(),
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Node {
-    group: String,
-    plural: String,
-    namespace: Option<String>,
-    name: String,
+    key: String,
     owners: Vec<String>,
     deleting: bool,
     finalizers: Vec<String>,
@@ -70,46 +119,29 @@ pub enum Action {
     },
 }
 
-fn parse_key(key: &str) -> Option<(String, String, Option<String>, String)> {
+/// Splits a storage key into group, plural, namespace and name.
+fn parse_key(key: &str) -> Option<(&str, &str, Option<&str>, &str)> {
+    fn group(g: &str) -> &str {
+        if g == "core" { "" } else { g }
+    }
     let rest = key.strip_prefix(ROOT_PREFIX)?;
     let parts: Vec<&str> = rest.split('/').collect();
-    let group = |g: &str| {
-        if g == "core" {
-            String::new()
-        } else {
-            g.to_string()
-        }
-    };
     match parts.as_slice() {
-        [g, p, name] => Some((group(g), p.to_string(), None, name.to_string())),
-        [g, p, ns, name] => Some((
-            group(g),
-            p.to_string(),
-            Some(ns.to_string()),
-            name.to_string(),
-        )),
+        [g, p, name] => Some((group(g), p, None, name)),
+        [g, p, ns, name] => Some((group(g), p, Some(ns), name)),
         _ => None,
     }
 }
 
 impl Graph {
     /// Records the latest version of an object; returns uids that need a decision.
-    pub fn upsert(&mut self, key: &str, obj: &Value) -> Vec<String> {
-        let Some((group, plural, namespace, name)) = parse_key(key) else {
-            return vec![];
-        };
-        let Some(uid) = meta_str(obj, "uid").map(String::from) else {
-            return vec![];
-        };
-        let owners: Vec<String> = metadata(obj)
-            .get("ownerReferences")
-            .and_then(Value::as_array)
-            .map(|refs| {
-                refs.iter()
-                    .filter_map(|r| r["uid"].as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
+    pub fn upsert(&mut self, key: &str, meta: Meta) -> Vec<String> {
+        let Meta {
+            uid,
+            owners,
+            deleting,
+            finalizers,
+        } = meta;
         // A new object under a key that held another uid replaces it.
         let mut dirty = Vec::new();
         if let Some(old_uid) = self.uid_by_key.get(key).cloned()
@@ -134,15 +166,11 @@ impl Graph {
                 .or_default()
                 .insert(uid.clone());
         }
-        let deleting = meta_str(obj, "deletionTimestamp").is_some();
         let node = Node {
-            group,
-            plural,
-            namespace,
-            name,
+            key: key.to_string(),
             owners,
             deleting,
-            finalizers: object::finalizers(obj),
+            finalizers,
         };
         self.uid_by_key.insert(key.to_string(), uid.clone());
         self.nodes.insert(uid.clone(), node);
@@ -271,8 +299,8 @@ async fn run_once(engine: &Engine) -> Result<(), crate::status::ApiError> {
         .await?;
     let mut dirty: BTreeSet<String> = BTreeSet::new();
     for kv in &list.items {
-        if let Some(obj) = parse(kv) {
-            dirty.extend(graph.upsert(&kv.key, &obj));
+        if let Some(meta) = Meta::from_stored(&kv.value) {
+            dirty.extend(graph.upsert(&kv.key, meta));
         }
     }
     let mut stream = engine.store.watch(ROOT_PREFIX, list.revision);
@@ -293,8 +321,8 @@ async fn run_once(engine: &Engine) -> Result<(), crate::status::ApiError> {
             let event = item?;
             match event.kind {
                 EventKind::Put => {
-                    if let Some(obj) = parse(&event.kv) {
-                        dirty.extend(graph.upsert(&event.kv.key, &obj));
+                    if let Some(meta) = Meta::from_stored(&event.kv.value) {
+                        dirty.extend(graph.upsert(&event.kv.key, meta));
                     }
                 }
                 EventKind::Delete => dirty.extend(graph.remove_key(&event.kv.key)),
@@ -303,23 +331,17 @@ async fn run_once(engine: &Engine) -> Result<(), crate::status::ApiError> {
     }
 }
 
-/// Only `metadata` matters to the collector; the rest of the object is skipped unparsed.
-#[derive(serde::Deserialize)]
-struct MetadataOnly {
-    #[serde(default)]
-    metadata: Value,
-}
-
-fn parse(kv: &KeyValue) -> Option<Value> {
-    let m: MetadataOnly = serde_json::from_slice(&kv.value).ok()?;
-    Some(serde_json::json!({ "metadata": m.metadata }))
-}
-
-fn resource(engine: &Engine, node: &Node) -> Option<Arc<ResourceInfo>> {
-    engine
+/// The resource, namespace and name an object is stored under.
+fn locate<'a>(
+    engine: &Engine,
+    node: &'a Node,
+) -> Option<(Arc<ResourceInfo>, Option<&'a str>, &'a str)> {
+    let (group, plural, ns, name) = parse_key(&node.key)?;
+    let info = engine
         .registry
         .snapshot()
-        .by_storage_prefix(&node.group, &node.plural)
+        .by_storage_prefix(group, plural)?;
+    Some((info, ns, name))
 }
 
 async fn execute(engine: &Engine, graph: &Graph, action: Action) {
@@ -331,10 +353,9 @@ async fn execute(engine: &Engine, graph: &Graph, action: Action) {
     let Some(node) = graph.nodes.get(&uid) else {
         return;
     };
-    let Some(info) = resource(engine, node) else {
+    let Some((info, ns, name)) = locate(engine, node) else {
         return;
     };
-    let ns = node.namespace.as_deref();
     let result = match action {
         Action::Delete { propagation, .. } => {
             let opts = DeleteOptions {
@@ -342,13 +363,10 @@ async fn execute(engine: &Engine, graph: &Graph, action: Action) {
                 precondition_uid: Some(uid.clone()),
                 ..Default::default()
             };
-            engine
-                .delete(&info, ns, &node.name, &opts)
-                .await
-                .map(|_| ())
+            engine.delete(&info, ns, name, &opts).await.map(|_| ())
         }
         Action::RemoveOwners { owners, .. } => engine
-            .update_existing(&info, ns, &node.name, |obj| {
+            .update_existing(&info, ns, name, |obj| {
                 if let Some(refs) = obj
                     .pointer_mut("/metadata/ownerReferences")
                     .and_then(Value::as_array_mut)
@@ -363,7 +381,7 @@ async fn execute(engine: &Engine, graph: &Graph, action: Action) {
             .await
             .map(|_| ()),
         Action::RemoveFinalizer { finalizer, .. } => engine
-            .update_existing(&info, ns, &node.name, |obj| {
+            .update_existing(&info, ns, name, |obj| {
                 object::remove_finalizer(obj, finalizer)
             })
             .await
@@ -373,7 +391,7 @@ async fn execute(engine: &Engine, graph: &Graph, action: Action) {
         && e.code != 404
         && e.code != 409
     {
-        tracing::warn!(object = %node.name, error = %e, "garbage collection step failed");
+        tracing::warn!(object = %name, error = %e, "garbage collection step failed");
     }
 }
 
@@ -382,7 +400,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(uid: &str, owners: &[&str], deleting: bool, finalizers: &[&str]) -> Value {
+    /// A stored object's collector view, read through [`Meta::from_stored`] like real events.
+    fn obj(uid: &str, owners: &[&str], deleting: bool, finalizers: &[&str]) -> Meta {
         let refs: Vec<Value> = owners
             .iter()
             .map(|o| json!({"uid": o, "apiVersion": "v1", "kind": "ConfigMap", "name": o}))
@@ -392,7 +411,27 @@ mod tests {
         if deleting {
             v["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
         }
-        v
+        Meta::from_stored(&serde_json::to_vec(&v).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn meta_reads_only_what_the_collector_needs() {
+        let m = obj("u", &["a", "b"], true, &["x/y"]);
+        assert_eq!(
+            m,
+            Meta {
+                uid: "u".into(),
+                owners: vec!["a".into(), "b".into()],
+                deleting: true,
+                finalizers: vec!["x/y".into()]
+            }
+        );
+        assert_eq!(
+            Meta::from_stored(br#"{"metadata":{"name":"no-uid"}}"#),
+            None
+        );
+        let plain = Meta::from_stored(br#"{"apiVersion":"v1","metadata":{"uid":"p","deletionTimestamp":null},"data":{"a":"b"}}"#).unwrap();
+        assert!(!plain.deleting && plain.owners.is_empty());
     }
 
     #[test]
@@ -400,19 +439,19 @@ mod tests {
         let mut g = Graph::default();
         g.upsert(
             "/registry/core/configmaps/ns/owner",
-            &obj("o", &[], false, &[]),
+            obj("o", &[], false, &[]),
         );
         g.upsert(
             "/registry/core/configmaps/ns/other",
-            &obj("o2", &[], false, &[]),
+            obj("o2", &[], false, &[]),
         );
         g.upsert(
             "/registry/core/configmaps/ns/dep",
-            &obj("d", &["o"], false, &[]),
+            obj("d", &["o"], false, &[]),
         );
         g.upsert(
             "/registry/core/configmaps/ns/shared",
-            &obj("s", &["o", "o2"], false, &[]),
+            obj("s", &["o", "o2"], false, &[]),
         );
         assert!(g.decide("d").is_empty());
         let dirty = g.remove_key("/registry/core/configmaps/ns/owner");
@@ -438,11 +477,11 @@ mod tests {
         let mut g = Graph::default();
         g.upsert(
             "/registry/core/configmaps/ns/owner",
-            &obj("o", &[], true, &[FOREGROUND_FINALIZER]),
+            obj("o", &[], true, &[FOREGROUND_FINALIZER]),
         );
         g.upsert(
             "/registry/core/configmaps/ns/dep",
-            &obj("d", &["o"], false, &[]),
+            obj("d", &["o"], false, &[]),
         );
         assert_eq!(
             g.decide("o"),
@@ -466,11 +505,11 @@ mod tests {
         let mut g = Graph::default();
         g.upsert(
             "/registry/core/configmaps/ns/owner",
-            &obj("o", &[], true, &[ORPHAN_FINALIZER]),
+            obj("o", &[], true, &[ORPHAN_FINALIZER]),
         );
         g.upsert(
             "/registry/core/configmaps/ns/dep",
-            &obj("d", &["o"], false, &[]),
+            obj("d", &["o"], false, &[]),
         );
         assert_eq!(
             g.decide("o"),
@@ -481,7 +520,7 @@ mod tests {
         );
         g.upsert(
             "/registry/core/configmaps/ns/dep",
-            &obj("d", &[], false, &[]),
+            obj("d", &[], false, &[]),
         );
         assert_eq!(
             g.decide("o"),
