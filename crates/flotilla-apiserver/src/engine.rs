@@ -628,14 +628,13 @@ impl Engine {
             && object::finalizers(&obj).is_empty()
             && hooks::spec_finalizers(info, &obj).is_empty()
         {
-            let kv = self
-                .store
-                .delete(&key, rv)
-                .await
-                .map_err(|e| self.write_error(info, name, e))?;
+            hooks::before_final_delete(self, info, &obj);
+            let deleted = self.store.delete(&key, rv).await;
+            // Success or not, the registry is brought back in line with what is stored.
+            self.after_write(info).await;
+            let kv = deleted.map_err(|e| self.write_error(info, name, e))?;
             let mut gone = decode(info, &kv)?;
             metadata_mut(&mut gone).insert("finalizers".into(), json!([]));
-            self.after_write(info).await;
             return Ok(Written {
                 object: gone,
                 warnings,

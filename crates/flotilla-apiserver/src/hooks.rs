@@ -167,6 +167,16 @@ pub fn mark_terminating(info: &ResourceInfo, obj: &mut Value) {
     }
 }
 
+/// Runs just before an object leaves storage for good: a CRD's kind stops being served first,
+/// so a client that saw the CRD deleted never finds its kind still served.
+pub fn before_final_delete(engine: &Engine, info: &ResourceInfo, obj: &Value) {
+    if is_crd_resource(info)
+        && let Some(name) = meta_str(obj, "name")
+    {
+        engine.registry.withdraw(name);
+    }
+}
+
 /// Re-reads every stored CRD and swaps the registry snapshot, so a created CRD is served (and
 /// a deleted one withdrawn) as soon as the write is acknowledged.
 pub async fn refresh_registry(engine: &Engine) {

@@ -176,6 +176,7 @@ impl Snapshot {
 #[derive(Debug)]
 pub struct Registry {
     builtin: Vec<Value>,
+    user: RwLock<Vec<Value>>,
     current: RwLock<Arc<Snapshot>>,
 }
 
@@ -185,6 +186,7 @@ impl Registry {
         let snapshot = build(&builtin, &[]);
         Self {
             builtin,
+            user: RwLock::new(Vec::new()),
             current: RwLock::new(Arc::new(snapshot)),
         }
     }
@@ -200,6 +202,25 @@ impl Registry {
         if let Ok(mut g) = self.current.write() {
             *g = snapshot;
         }
+        if let Ok(mut u) = self.user.write() {
+            *u = crds.to_vec();
+        }
+    }
+
+    /// Stops serving the user CRD named `name` (just before its object is deleted, so no
+    /// client can observe the CRD gone while its kind is still served).
+    pub fn withdraw(&self, name: &str) {
+        let remaining: Vec<Value> = self
+            .user
+            .read()
+            .map(|u| {
+                u.iter()
+                    .filter(|c| c.pointer("/metadata/name").and_then(Value::as_str) != Some(name))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.set_user_crds(&remaining);
     }
 
     /// Whether a CRD's group/plural collide with a built-in kind.
