@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::clock::{Clock, rfc3339};
 use crate::metrics::Metrics;
 use crate::object::{self, meta_str, metadata, metadata_mut};
-use crate::registry::{Registry, ResourceInfo, split_api_version};
+use crate::registry::{Registry, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Target};
 use crate::{admission, hooks, raw, selectors::ListFilter};
 
@@ -245,17 +245,14 @@ impl Engine {
         rfc3339(self.clock.now())
     }
 
-    fn scoped_ns<'a>(
-        &self,
-        info: &ResourceInfo,
-        ns: Option<&'a str>,
-    ) -> ApiResult<Option<&'a str>> {
-        if info.namespaced { Ok(ns) } else { Ok(None) }
+    /// The namespace a request addresses: none for cluster-scoped kinds.
+    fn scoped_ns<'a>(info: &ResourceInfo, ns: Option<&'a str>) -> Option<&'a str> {
+        ns.filter(|_| info.namespaced)
     }
 
     /// Reads one object.
     pub async fn get(&self, info: &ResourceInfo, ns: Option<&str>, name: &str) -> ApiResult<Value> {
-        let ns = self.scoped_ns(info, ns)?;
+        let ns = Self::scoped_ns(info, ns);
         match self.store.get(&info.key(ns, name)).await? {
             Some(kv) => decode(info, &kv),
             None => Err(ApiError::not_found(&target(info, name))),
@@ -322,7 +319,7 @@ impl Engine {
         filter: &ListFilter,
         mut admit: impl FnMut(&KeyValue) -> ApiResult<Option<T>>,
     ) -> ApiResult<Page<T>> {
-        let ns = self.scoped_ns(info, ns)?;
+        let ns = Self::scoped_ns(info, ns);
         let prefix = info.namespace_prefix(ns);
         let (mut revision, mut start_after) = match &filter.continue_from {
             Some(c) => (Some(c.revision), Some(c.key.clone())),
@@ -398,7 +395,7 @@ impl Engine {
         body: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let ns = self.scoped_ns(info, ns)?;
+        let ns = Self::scoped_ns(info, ns);
         let mut obj = admission::check_body_kind(info, body)?;
         admission::check_namespace(info, &mut obj, ns)?;
         let warnings = admission::prune_unknown(info, &mut obj, opts)?;
@@ -504,7 +501,7 @@ impl Engine {
         subresource: Option<&str>,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let ns = self.scoped_ns(info, ns)?;
+        let ns = Self::scoped_ns(info, ns);
         let body = admission::check_body_kind(info, body)?;
         let body_name = meta_str(&body, "name").unwrap_or_default();
         if body_name != name {
@@ -517,7 +514,7 @@ impl Engine {
         let (old, rv) = self.get_kv(info, ns, name).await?;
         match wanted_rv.as_deref() {
             None | Some("") => {
-                if !is_kubernetes_group(&info.group) {
+                if !info.is_kubernetes_kind() {
                     let errs = [FieldError::invalid(
                         "metadata.resourceVersion",
                         json!("0x0"),
@@ -555,7 +552,7 @@ impl Engine {
         if let Some(sub) = subresource
             && (sub != "status" || !info.status_subresource)
         {
-            return Err(ApiError::no_route(sub));
+            return Err(ApiError::no_route());
         }
         if info.status_subresource {
             obj = object::split_status(&old, &obj, subresource == Some("status"));
@@ -602,13 +599,7 @@ impl Engine {
             subresource,
             &now,
         );
-        let mut unchanged = obj.clone();
-        metadata_mut(&mut unchanged).remove("managedFields");
-        let mut old_cmp = old.clone();
-        metadata_mut(&mut old_cmp).remove("managedFields");
-        metadata_mut(&mut old_cmp).remove("resourceVersion");
-        metadata_mut(&mut unchanged).remove("resourceVersion");
-        if unchanged == old_cmp {
+        if object::same_content(&old, &obj) {
             // A no-op write does not bump the resourceVersion (kubectl apply twice is a no-op).
             return Ok(Written {
                 object: old,
@@ -741,7 +732,7 @@ impl Engine {
         name: &str,
         opts: &DeleteOptions,
     ) -> ApiResult<Deleted> {
-        let ns = self.scoped_ns(info, ns)?;
+        let ns = Self::scoped_ns(info, ns);
         for _ in 0..16 {
             let (obj, rv) = self.get_kv(info, ns, name).await?;
             if let Some(uid) = &opts.precondition_uid
@@ -767,10 +758,7 @@ impl Engine {
             }
             let mut finalizers = object::finalizers(&obj);
             let blocking_spec = hooks::spec_finalizers(info, &obj);
-            let propagation = opts
-                .propagation
-                .as_deref()
-                .unwrap_or(default_propagation(info));
+            let propagation = opts.propagation.as_deref().unwrap_or(DEFAULT_PROPAGATION);
             let policy_finalizer = match propagation {
                 "Foreground" => Some(FOREGROUND_FINALIZER),
                 "Orphan" => Some(ORPHAN_FINALIZER),
@@ -795,7 +783,7 @@ impl Engine {
             {
                 finalizers.push(f.to_string());
             }
-            let system_finalizers = hooks::deletion_finalizers(info, &obj);
+            let system_finalizers = hooks::deletion_finalizers(info);
             for f in system_finalizers {
                 if !deleting && !finalizers.contains(&f) {
                     finalizers.push(f);
@@ -892,25 +880,11 @@ impl Engine {
     }
 }
 
-/// Core Kubernetes groups allow unconditional `PUT` without a resourceVersion; custom resources
-/// (Flotilla's and users') require one, as on kube-apiserver.
-fn is_kubernetes_group(group: &str) -> bool {
-    matches!(group, "" | "apps" | "batch") || group.ends_with(".k8s.io")
-}
-
-/// kube-apiserver's default propagation when DeleteOptions say nothing.
-fn default_propagation(_info: &ResourceInfo) -> &'static str {
-    "Background"
-}
+/// kube-apiserver's propagation when DeleteOptions say nothing.
+const DEFAULT_PROPAGATION: &str = "Background";
 
 fn rand_u128() -> u128 {
     uuid::Uuid::new_v4().as_u128()
-}
-
-/// Splits an object's `apiVersion` into group and version.
-pub fn object_gv(obj: &Value) -> (String, String) {
-    let (g, v) = split_api_version(obj["apiVersion"].as_str().unwrap_or_default());
-    (g.to_string(), v.to_string())
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ fn terminating_condition(now: &str) -> Value {
 }
 
 /// Finalizers the engine adds when an object of this kind is deleted.
-pub fn deletion_finalizers(info: &ResourceInfo, _obj: &Value) -> Vec<String> {
+pub fn deletion_finalizers(info: &ResourceInfo) -> Vec<String> {
     if is_crd_resource(info) {
         vec![CRD_CLEANUP_FINALIZER.to_string()]
     } else {

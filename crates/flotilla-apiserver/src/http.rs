@@ -235,7 +235,7 @@ async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) 
         let snap = state.engine.registry().snapshot();
         let resp = match openapi::document(&snap, rest.trim_start_matches('/')) {
             Some(doc) => json_response(StatusCode::OK, &doc),
-            None => error_response(&ApiError::no_route(&path)),
+            None => error_response(&ApiError::no_route()),
         };
         return ("GET".into(), "openapi".into(), resp);
     }
@@ -243,7 +243,7 @@ async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) 
         return (
             method.to_string(),
             "unknown".into(),
-            error_response(&ApiError::no_route(&path)),
+            error_response(&ApiError::no_route()),
         );
     };
     let snap = state.engine.registry().snapshot();
@@ -252,7 +252,7 @@ async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) 
         other => {
             let resp = match discovery::serve(&snap, &other) {
                 Some(v) => json_response(StatusCode::OK, &v),
-                None => error_response(&ApiError::no_route(&path)),
+                None => error_response(&ApiError::no_route()),
             };
             return ("GET".into(), "discovery".into(), resp);
         }
@@ -261,7 +261,7 @@ async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) 
         return (
             method.to_string(),
             rp.plural.clone(),
-            error_response(&ApiError::no_route(&path)),
+            error_response(&ApiError::no_route()),
         );
     };
     let query: HashMap<String, String> = Query::<HashMap<String, String>>::try_from_uri(req.uri())
@@ -330,7 +330,7 @@ impl ResourceRequest<'_> {
             None => Ok(None),
             Some("status") if self.info.status_subresource => Ok(Some("status")),
             Some("finalize") if crate::hooks::is_namespace_resource(&self.info) => Ok(None),
-            Some(_) => Err(ApiError::no_route(&self.rp.plural)),
+            Some(_) => Err(ApiError::no_route()),
         }
     }
 
@@ -355,7 +355,7 @@ impl ResourceRequest<'_> {
 
     fn write_options(
         &self,
-        headers: &HeaderMap,
+        default_manager: &str,
         body: &[u8],
         content_type: &str,
     ) -> ApiResult<WriteOptions> {
@@ -393,7 +393,7 @@ impl ResourceRequest<'_> {
                 ));
             }
             Some(m) if !m.is_empty() => m.to_string(),
-            _ => user_agent_manager(headers),
+            _ => default_manager.to_string(),
         };
         let force = match self.q("force") {
             None | Some("") | Some("false") => false,
@@ -414,8 +414,9 @@ impl ResourceRequest<'_> {
     }
 
     async fn run(self, verb: &str, req: Request) -> ApiResult<Response> {
-        let headers = req.headers().clone();
-        let content_type = headers
+        let default_manager = user_agent_manager(req.headers());
+        let content_type = req
+            .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
@@ -458,14 +459,14 @@ impl ResourceRequest<'_> {
                         "create",
                     ));
                 }
-                let opts = self.write_options(&headers, &body, &content_type)?;
+                let opts = self.write_options(&default_manager, &body, &content_type)?;
                 let obj = decode_body(&body, &content_type, &info.schema)?;
                 let w = engine.create(&info, self.ns(), obj, &opts).await?;
                 Ok(self.written(w))
             }
             "PUT" => {
                 let sub = self.subresource()?;
-                let opts = self.write_options(&headers, &body, &content_type)?;
+                let opts = self.write_options(&default_manager, &body, &content_type)?;
                 let obj = decode_body(&body, &content_type, &info.schema)?;
                 let w = engine
                     .update(&info, self.ns(), self.name(), obj, sub, &opts)
@@ -475,7 +476,7 @@ impl ResourceRequest<'_> {
             "PATCH" => {
                 let sub = self.subresource()?;
                 let patch_type = PatchType::from_content_type(&content_type)?;
-                let mut opts = self.write_options(&headers, &body, &content_type)?;
+                let mut opts = self.write_options(&default_manager, &body, &content_type)?;
                 if patch_type == PatchType::Apply
                     && self.q("fieldManager").is_none_or(str::is_empty)
                 {

@@ -13,8 +13,11 @@ const BUCKETS: &[f64] = &[
 ];
 
 #[derive(Debug, Default, Clone)]
-struct Histogram {
-    counts: Vec<u64>,
+struct Series {
+    /// Request counts by HTTP code.
+    codes: BTreeMap<u16, u64>,
+    /// Cumulative bucket counts, one per [`BUCKETS`] bound.
+    buckets: Vec<u64>,
     sum: f64,
     total: u64,
 }
@@ -22,34 +25,38 @@ struct Histogram {
 /// The engine's metrics registry.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
-    latencies: Mutex<BTreeMap<(String, String), Histogram>>,
+    /// verb → resource → series. Looked up with borrowed keys: no allocation per request once
+    /// a series exists.
+    series: Mutex<BTreeMap<String, BTreeMap<String, Series>>>,
     watches: AtomicI64,
 }
 
 impl Metrics {
     /// Records one finished request.
     pub fn observe(&self, verb: &str, resource: &str, code: u16, elapsed: Duration) {
-        if let Ok(mut m) = self.requests.lock() {
-            *m.entry((verb.to_string(), resource.to_string(), code))
-                .or_default() += 1;
+        let Ok(mut all) = self.series.lock() else {
+            return;
+        };
+        let by_resource = match all.get_mut(verb) {
+            Some(m) => m,
+            None => all.entry(verb.to_string()).or_default(),
+        };
+        let series = match by_resource.get_mut(resource) {
+            Some(s) => s,
+            None => by_resource.entry(resource.to_string()).or_default(),
+        };
+        *series.codes.entry(code).or_default() += 1;
+        if series.buckets.is_empty() {
+            series.buckets = vec![0; BUCKETS.len()];
         }
-        if let Ok(mut m) = self.latencies.lock() {
-            let h = m
-                .entry((verb.to_string(), resource.to_string()))
-                .or_default();
-            if h.counts.is_empty() {
-                h.counts = vec![0; BUCKETS.len()];
+        let secs = elapsed.as_secs_f64();
+        for (count, bound) in series.buckets.iter_mut().zip(BUCKETS) {
+            if secs <= *bound {
+                *count += 1;
             }
-            let secs = elapsed.as_secs_f64();
-            for (i, b) in BUCKETS.iter().enumerate() {
-                if secs <= *b {
-                    h.counts[i] += 1;
-                }
-            }
-            h.sum += secs;
-            h.total += 1;
         }
+        series.sum += secs;
+        series.total += 1;
     }
 
     /// A watch opened (+1) or closed (-1).
@@ -65,24 +72,27 @@ impl Metrics {
     /// The Prometheus text exposition of every metric.
     pub fn render(&self, store_revision: i64, compacted_revision: i64) -> String {
         let mut out = String::new();
+        let all = self.series.lock().map(|m| m.clone()).unwrap_or_default();
         out.push_str("# HELP apiserver_request_total Requests by verb, resource and HTTP code.\n");
         out.push_str("# TYPE apiserver_request_total counter\n");
-        if let Ok(m) = self.requests.lock() {
-            for ((verb, resource, code), n) in m.iter() {
-                let _ = writeln!(
-                    out,
-                    "apiserver_request_total{{verb=\"{verb}\",resource=\"{resource}\",code=\"{code}\"}} {n}"
-                );
+        for (verb, by_resource) in &all {
+            for (resource, s) in by_resource {
+                for (code, n) in &s.codes {
+                    let _ = writeln!(
+                        out,
+                        "apiserver_request_total{{verb=\"{verb}\",resource=\"{resource}\",code=\"{code}\"}} {n}"
+                    );
+                }
             }
         }
         out.push_str(
             "# HELP apiserver_request_duration_seconds Request latency by verb and resource.\n",
         );
         out.push_str("# TYPE apiserver_request_duration_seconds histogram\n");
-        if let Ok(m) = self.latencies.lock() {
-            for ((verb, resource), h) in m.iter() {
+        for (verb, by_resource) in &all {
+            for (resource, s) in by_resource {
                 let labels = format!("verb=\"{verb}\",resource=\"{resource}\"");
-                for (b, c) in BUCKETS.iter().zip(&h.counts) {
+                for (b, c) in BUCKETS.iter().zip(&s.buckets) {
                     let _ = writeln!(
                         out,
                         "apiserver_request_duration_seconds_bucket{{{labels},le=\"{b}\"}} {c}"
@@ -91,17 +101,17 @@ impl Metrics {
                 let _ = writeln!(
                     out,
                     "apiserver_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                    h.total
+                    s.total
                 );
                 let _ = writeln!(
                     out,
                     "apiserver_request_duration_seconds_sum{{{labels}}} {}",
-                    h.sum
+                    s.sum
                 );
                 let _ = writeln!(
                     out,
                     "apiserver_request_duration_seconds_count{{{labels}}} {}",
-                    h.total
+                    s.total
                 );
             }
         }

@@ -84,11 +84,11 @@ pub fn qualified_name_error(value: &str) -> Option<String> {
 
 /// The metadata map of an object (empty if absent or not an object).
 pub fn metadata(obj: &Value) -> &Map<String, Value> {
-    static EMPTY: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
-    obj.get("metadata")
-        .and_then(Value::as_object)
-        .unwrap_or(&EMPTY)
+    obj.as_object().map_or(&EMPTY, metadata_of)
 }
+
+/// An empty map to borrow when an object has no metadata.
+static EMPTY: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
 
 /// A string field of `metadata`.
 pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
@@ -311,6 +311,36 @@ pub fn spec_changed(old: &Value, new: &Value) -> bool {
     spec_part(old) != spec_part(new)
 }
 
+/// Whether two versions of an object are the same apart from `managedFields` and
+/// `resourceVersion` (a write that changes nothing else is a no-op), compared without copying.
+pub fn same_content(a: &Value, b: &Value) -> bool {
+    fn same_map(a: &Map<String, Value>, b: &Map<String, Value>, ignore: &[&str]) -> bool {
+        let kept =
+            |m: &Map<String, Value>| m.keys().filter(|k| !ignore.contains(&k.as_str())).count();
+        kept(a) == kept(b)
+            && a.iter()
+                .filter(|(k, _)| !ignore.contains(&k.as_str()))
+                .all(|(k, v)| b.get(k) == Some(v))
+    }
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            same_map(a, b, &["metadata"])
+                && same_map(
+                    metadata_of(a),
+                    metadata_of(b),
+                    &["managedFields", "resourceVersion"],
+                )
+        }
+        _ => a == b,
+    }
+}
+
+fn metadata_of(o: &Map<String, Value>) -> &Map<String, Value> {
+    o.get("metadata")
+        .and_then(Value::as_object)
+        .unwrap_or(&EMPTY)
+}
+
 /// Carries the server-owned metadata of `old` into `new` for an update, so clients cannot
 /// change uid, creationTimestamp, generation, deletion fields or managed system fields.
 pub fn carry_system_metadata(old: &Value, new: &mut Value) {
@@ -471,6 +501,21 @@ mod tests {
             split_status(&old, &new, false),
             json!({"metadata": {"name": "x"}, "spec": {"a": 2}, "status": {"s": 1}})
         );
+    }
+
+    #[test]
+    fn same_content_ignores_only_managed_fields_and_resource_version() {
+        let a = json!({"metadata": {"name": "x", "resourceVersion": "1", "managedFields": [1]}, "data": {"k": "v"}});
+        let b = json!({"metadata": {"resourceVersion": "2", "name": "x"}, "data": {"k": "v"}});
+        assert!(same_content(&a, &b));
+        let c = json!({"metadata": {"name": "x", "labels": {"l": "1"}}, "data": {"k": "v"}});
+        assert!(!same_content(&a, &c));
+        let d = json!({"metadata": {"name": "x"}, "data": {"k": "w"}});
+        assert!(!same_content(&b, &d));
+        assert!(!same_content(
+            &b,
+            &json!({"metadata": {"name": "x"}, "data": {"k": "v"}, "extra": 1})
+        ));
     }
 
     #[test]

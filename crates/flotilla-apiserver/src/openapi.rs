@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::discovery::KUBERNETES_VERSION;
-use crate::patching::supports_strategic;
 use crate::registry::{ResourceInfo, Snapshot};
 
 /// The document at `/openapi/v3/<rest>` (empty `rest` is the index).
@@ -95,7 +94,7 @@ fn group_version_document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
             "application/merge-patch+json",
             "application/apply-patch+yaml",
         ];
-        if supports_strategic(info) {
+        if info.is_kubernetes_kind() {
             patch_types.push("application/strategic-merge-patch+json");
         }
         let patch_content: Map<String, Value> = patch_types

@@ -37,13 +37,6 @@ impl PatchType {
     }
 }
 
-/// Whether strategic merge patch is served for this kind (compiled-in Kubernetes kinds only,
-/// as on kube-apiserver; custom resources answer 415).
-pub fn supports_strategic(info: &ResourceInfo) -> bool {
-    info.builtin
-        && (matches!(info.group.as_str(), "" | "apps" | "batch") || info.group.ends_with(".k8s.io"))
-}
-
 fn parse_json(body: &[u8], what: &str) -> ApiResult<Value> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("error decoding {what}: {e}")))
@@ -98,7 +91,7 @@ impl Engine {
                 .await
             }
             PatchType::Strategic => {
-                if !supports_strategic(info) {
+                if !info.is_kubernetes_kind() {
                     return Err(ApiError::unsupported_media_type(
                         "application/strategic-merge-patch+json",
                     ));

@@ -60,6 +60,14 @@ impl ResourceInfo {
         }
     }
 
+    /// Whether this is a compiled-in Kubernetes kind (core, apps, batch, `*.k8s.io`) rather
+    /// than a custom resource: such kinds take strategic merge patches and unconditional PUTs.
+    pub fn is_kubernetes_kind(&self) -> bool {
+        self.builtin
+            && (matches!(self.group.as_str(), "" | "apps" | "batch")
+                || self.group.ends_with(".k8s.io"))
+    }
+
     /// The storage key prefix of this resource: `/registry/<group>/<plural>/`.
     pub fn prefix(&self) -> String {
         let g = if self.group.is_empty() {
@@ -118,14 +126,6 @@ impl Snapshot {
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.by_gvr
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
-            .cloned()
-    }
-
-    /// The resource for a kind in a group/version (used to resolve ownerReferences and bodies).
-    pub fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
-        self.by_gvr
-            .values()
-            .find(|r| r.group == group && r.version == version && r.kind == kind)
             .cloned()
     }
 

@@ -84,8 +84,7 @@ impl ApiError {
     }
 
     /// 404 for a path that names no served resource.
-    pub fn no_route(path: &str) -> Self {
-        let _ = path;
+    pub fn no_route() -> Self {
         Self::new(
             404,
             "NotFound",
