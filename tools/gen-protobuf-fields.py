@@ -13,7 +13,8 @@ ROOTS = [
     'api.core.v1.ServiceAccount', 'api.core.v1.Event', 'api.apps.v1.Deployment', 'api.apps.v1.StatefulSet',
     'api.apps.v1.DaemonSet', 'api.batch.v1.Job', 'api.rbac.v1.Role', 'api.rbac.v1.ClusterRole',
     'api.rbac.v1.RoleBinding', 'api.rbac.v1.ClusterRoleBinding', 'api.coordination.v1.Lease',
-    'api.events.v1.Event',
+    'api.events.v1.Event', 'api.core.v1.Node', 'api.core.v1.Pod', 'api.apps.v1.ReplicaSet',
+    'api.policy.v1.PodDisruptionBudget',
 ]
 # Messages with a JSON form of their own (handled by the decoder, not by field tables).
 SPECIAL = {

@@ -1,12 +1,38 @@
 //! Injected time, so controllers and tests never read the wall clock directly.
+//!
+//! A [`Clock`] both tells the time and sleeps until a moment *on that clock*: with
+//! [`ScaledClock`] simulated minutes pass in real seconds, and with [`ManualClock`] nothing
+//! happens until a test advances it.
 
-use jiff::Timestamp;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// A source of the current time.
+use futures::future::BoxFuture;
+use jiff::{SignedDuration, Timestamp};
+use tokio::sync::watch;
+
+/// A source of the current time that can also wait for a future moment.
 pub trait Clock: Send + Sync + 'static {
     /// Now.
     fn now(&self) -> Timestamp;
+
+    /// Resolves once `now() >= deadline` (at once if it already is).
+    fn sleep_until(&self, deadline: Timestamp) -> BoxFuture<'static, ()>;
 }
+
+/// Extra conveniences over any clock.
+pub trait ClockExt: Clock {
+    /// Resolves after `d` has passed on this clock.
+    fn sleep(&self, d: Duration) -> BoxFuture<'static, ()> {
+        let deadline = self
+            .now()
+            .checked_add(SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX))
+            .unwrap_or(Timestamp::MAX);
+        self.sleep_until(deadline)
+    }
+}
+
+impl<C: Clock + ?Sized> ClockExt for C {}
 
 /// The real wall clock.
 #[derive(Debug, Clone, Copy, Default)]
@@ -16,11 +42,26 @@ impl Clock for SystemClock {
     fn now(&self) -> Timestamp {
         Timestamp::now()
     }
+
+    fn sleep_until(&self, deadline: Timestamp) -> BoxFuture<'static, ()> {
+        let wait = real_wait(deadline.duration_since(Timestamp::now()), 1.0);
+        Box::pin(tokio::time::sleep(wait))
+    }
 }
 
 /// RFC 3339 with second precision, as Kubernetes serializes `metav1.Time`.
 pub fn rfc3339(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// How long to really wait for `simulated` to pass on a clock running `speed`× real time.
+fn real_wait(simulated: SignedDuration, speed: f64) -> Duration {
+    if simulated.is_negative() || simulated.is_zero() {
+        return Duration::ZERO;
+    }
+    let secs = simulated.as_secs_f64() / speed;
+    // Cap at a year so absurd deadlines do not overflow tokio's timer.
+    Duration::from_secs_f64(secs.min(365.0 * 86_400.0))
 }
 
 /// A clock that runs `speed` times faster than real time from the moment it is created
@@ -48,7 +89,99 @@ impl Clock for ScaledClock {
         let elapsed = self.started.elapsed().as_secs_f64() * self.speed;
         let nanos = (elapsed * 1e9) as i128;
         self.origin
-            .checked_add(jiff::SignedDuration::from_nanos_i128(nanos))
+            .checked_add(SignedDuration::from_nanos_i128(nanos))
             .unwrap_or(self.origin)
+    }
+
+    fn sleep_until(&self, deadline: Timestamp) -> BoxFuture<'static, ()> {
+        let wait = real_wait(deadline.duration_since(self.now()), self.speed);
+        Box::pin(tokio::time::sleep(wait))
+    }
+}
+
+/// A clock that moves only when told to: tests set or advance it and every sleeper whose
+/// deadline has come wakes up.
+#[derive(Debug, Clone)]
+pub struct ManualClock {
+    now: Arc<Mutex<Timestamp>>,
+    ticks: watch::Sender<Timestamp>,
+}
+
+impl ManualClock {
+    /// A manual clock reading `start`.
+    pub fn new(start: Timestamp) -> Self {
+        let (ticks, _) = watch::channel(start);
+        Self {
+            now: Arc::new(Mutex::new(start)),
+            ticks,
+        }
+    }
+
+    /// Moves the clock forward by `d` and wakes the sleepers that are due.
+    pub fn advance(&self, d: Duration) {
+        let next = {
+            let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
+            *now = now
+                .checked_add(SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX))
+                .unwrap_or(Timestamp::MAX);
+            *now
+        };
+        self.ticks.send_replace(next);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn sleep_until(&self, deadline: Timestamp) -> BoxFuture<'static, ()> {
+        let mut ticks = self.ticks.subscribe();
+        Box::pin(async move {
+            // The sender lives as long as the clock; if it is gone, nothing will ever wake us.
+            if ticks.wait_for(|now| *now >= deadline).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn manual_clock_wakes_sleepers_only_when_due() {
+        let start: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let clock = ManualClock::new(start);
+        let mut sleeper = tokio::spawn(clock.sleep(Duration::from_secs(60)));
+        clock.advance(Duration::from_secs(59));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), &mut sleeper)
+                .await
+                .is_err(),
+            "woke before its deadline"
+        );
+        clock.advance(Duration::from_secs(1));
+        tokio::time::timeout(Duration::from_secs(5), sleeper)
+            .await
+            .expect("did not wake at its deadline")
+            .unwrap();
+        assert_eq!(clock.now(), "2026-01-01T00:01:00Z".parse().unwrap());
+    }
+
+    #[tokio::test]
+    async fn past_deadlines_resolve_at_once() {
+        let clock = ManualClock::new(Timestamp::UNIX_EPOCH);
+        tokio::time::timeout(
+            Duration::from_secs(1),
+            clock.sleep_until(Timestamp::UNIX_EPOCH),
+        )
+        .await
+        .unwrap();
+        let scaled = ScaledClock::new(1000.0);
+        let t = std::time::Instant::now();
+        scaled.sleep(Duration::from_secs(10)).await;
+        assert!(t.elapsed() < Duration::from_secs(2));
     }
 }

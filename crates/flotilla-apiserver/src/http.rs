@@ -173,7 +173,9 @@ fn text_response(text: &str) -> Response {
         .unwrap_or_default()
 }
 
-fn authorized(config: &ServerConfig, headers: &HeaderMap) -> bool {
+/// Whether a request carrying `headers` may use a server configured with `config` (also used
+/// by routes mounted beside the engine, such as the member-cluster proxy).
+pub fn authorized(config: &ServerConfig, headers: &HeaderMap) -> bool {
     let Some(tokens) = &config.tokens else {
         return true;
     };

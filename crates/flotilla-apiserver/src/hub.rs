@@ -41,6 +41,11 @@ pub struct HubOptions {
     pub compaction: Compaction,
     /// The clock.
     pub clock: Arc<dyn Clock>,
+    /// Built-in kinds to serve, as a registry whose [`Registry::sibling`] this hub uses;
+    /// `None` serves Flotilla's kinds and the core Kubernetes kinds.
+    pub kinds: Option<Arc<Registry>>,
+    /// Namespaces created at start.
+    pub system_namespaces: &'static [&'static str],
 }
 
 impl Default for HubOptions {
@@ -49,12 +54,14 @@ impl Default for HubOptions {
             server: ServerConfig::default(),
             compaction: Compaction::default(),
             clock: Arc::new(SystemClock),
+            kinds: None,
+            system_namespaces: SYSTEM_NAMESPACES,
         }
     }
 }
 
-/// Namespaces every hub has.
-const SYSTEM_NAMESPACES: &[&str] = &[
+/// Namespaces every hub has (a Kubernetes cluster's four, plus `fleet-system`).
+pub const SYSTEM_NAMESPACES: &[&str] = &[
     "default",
     "kube-system",
     "kube-public",
@@ -88,12 +95,15 @@ impl Hub {
     /// Starts a hub over `store`: registers kinds, loads stored CRDs, creates the system
     /// namespaces, and spawns the controllers. Must run inside a tokio runtime.
     pub async fn start(store: SharedStorage, options: HubOptions) -> Result<Self, ApiError> {
-        let registry = Arc::new(Registry::new(builtin_definitions()));
+        let registry = Arc::new(match &options.kinds {
+            Some(template) => template.sibling(),
+            None => Registry::new(builtin_definitions()),
+        });
         let engine = Engine::new(registry, store, options.clock.clone());
         hooks::refresh_registry(&engine).await;
         let snap = engine.registry().snapshot();
         if let Some(ns) = snap.get("", "v1", "namespaces") {
-            for name in SYSTEM_NAMESPACES {
+            for name in options.system_namespaces {
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
                 match engine

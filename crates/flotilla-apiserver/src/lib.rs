@@ -29,8 +29,8 @@ pub mod watch;
 
 mod hub;
 
-pub use clock::{Clock, SystemClock};
+pub use clock::{Clock, ClockExt, ManualClock, ScaledClock, SystemClock};
 pub use engine::Engine;
 pub use http::ServerConfig;
-pub use hub::{Compaction, Hub, HubOptions};
+pub use hub::{Compaction, Hub, HubOptions, SYSTEM_NAMESPACES};
 pub use status::ApiError;

@@ -175,7 +175,9 @@ impl Snapshot {
 /// The live registry: built-in definitions plus user CRDs, swapped as CRDs change.
 #[derive(Debug)]
 pub struct Registry {
-    builtin: Vec<Value>,
+    builtin: Arc<Vec<Value>>,
+    /// The snapshot of the built-ins alone, shared by [`Registry::sibling`]s.
+    base: Arc<Snapshot>,
     user: RwLock<Vec<Value>>,
     current: RwLock<Arc<Snapshot>>,
 }
@@ -183,11 +185,23 @@ pub struct Registry {
 impl Registry {
     /// A registry serving the given built-in CRD definitions.
     pub fn new(builtin: Vec<Value>) -> Self {
-        let snapshot = build(&builtin, &[]);
+        let base = Arc::new(build(&builtin, &[]));
         Self {
-            builtin,
+            builtin: Arc::new(builtin),
             user: RwLock::new(Vec::new()),
-            current: RwLock::new(Arc::new(snapshot)),
+            current: RwLock::new(base.clone()),
+            base,
+        }
+    }
+
+    /// A new registry serving the same built-in kinds and no user CRDs, sharing the parsed
+    /// built-in definitions: thousands of simulated member clusters cost one copy of them.
+    pub fn sibling(&self) -> Self {
+        Self {
+            builtin: self.builtin.clone(),
+            user: RwLock::new(Vec::new()),
+            current: RwLock::new(self.base.clone()),
+            base: self.base.clone(),
         }
     }
 

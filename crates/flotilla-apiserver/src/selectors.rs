@@ -60,6 +60,16 @@ fn kind_fields(info: &ResourceInfo) -> &'static [&'static str] {
         ],
         ("", "namespaces") => &["status.phase"],
         ("", "secrets") => &["type"],
+        ("", "pods") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        ("", "nodes") => &["spec.unschedulable"],
         _ => &[],
     }
 }

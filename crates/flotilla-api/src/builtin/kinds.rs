@@ -1,7 +1,7 @@
 //! The table of core Kubernetes kinds the hub stores: names, scope, subresources, columns,
 //! selectable fields, and the k8s-openapi type whose schema they serve.
 
-use k8s_openapi::api::{apps, batch, coordination, core, events, rbac};
+use k8s_openapi::api::{apps, batch, coordination, core, events, policy, rbac};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
 use serde_json::Value;
 
@@ -184,6 +184,73 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
         schema: generate::<events::v1::Event>,
     },
     CoreKind {
+        group: "",
+        version: "v1",
+        kind: "Node",
+        plural: "nodes",
+        short_names: &["no"],
+        categories: &[],
+        namespaced: false,
+        status: true,
+        scale: false,
+        columns: &[
+            (
+                "Ready",
+                "string",
+                r#".status.conditions[?(@.type=="Ready")].status"#,
+                0,
+            ),
+            AGE,
+            ("Version", "string", ".status.nodeInfo.kubeletVersion", 0),
+            (
+                "Instance-Type",
+                "string",
+                r".metadata.labels.node\.kubernetes\.io/instance-type",
+                1,
+            ),
+            (
+                "Zone",
+                "string",
+                r".metadata.labels.topology\.kubernetes\.io/zone",
+                1,
+            ),
+            (
+                "Internal-IP",
+                "string",
+                r#".status.addresses[?(@.type=="InternalIP")].address"#,
+                1,
+            ),
+        ],
+        selectable: &[],
+        schema: generate::<core::v1::Node>,
+    },
+    CoreKind {
+        group: "",
+        version: "v1",
+        kind: "Pod",
+        plural: "pods",
+        short_names: &["po"],
+        categories: ALL,
+        namespaced: true,
+        status: true,
+        scale: false,
+        columns: &[
+            (
+                "Ready",
+                "string",
+                r#".status.conditions[?(@.type=="Ready")].status"#,
+                0,
+            ),
+            ("Status", "string", ".status.phase", 0),
+            ("Node", "string", ".spec.nodeName", 0),
+            AGE,
+            ("IP", "string", ".status.podIP", 1),
+            ("Nominated-Node", "string", ".status.nominatedNodeName", 1),
+        ],
+        selectable: &[],
+        schema: generate::<core::v1::Pod>,
+    },
+    CoreKind {
         group: "apps",
         version: "v1",
         kind: "Deployment",
@@ -214,6 +281,49 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
         ],
         selectable: &[],
         schema: generate::<apps::v1::Deployment>,
+    },
+    CoreKind {
+        group: "apps",
+        version: "v1",
+        kind: "ReplicaSet",
+        plural: "replicasets",
+        short_names: &["rs"],
+        categories: ALL,
+        namespaced: true,
+        status: true,
+        scale: true,
+        columns: &[
+            ("Desired", "integer", ".spec.replicas", 0),
+            ("Current", "integer", ".status.replicas", 0),
+            ("Ready", "integer", ".status.readyReplicas", 0),
+            AGE,
+        ],
+        selectable: &[],
+        schema: generate::<apps::v1::ReplicaSet>,
+    },
+    CoreKind {
+        group: "policy",
+        version: "v1",
+        kind: "PodDisruptionBudget",
+        plural: "poddisruptionbudgets",
+        short_names: &["pdb"],
+        categories: &[],
+        namespaced: true,
+        status: true,
+        scale: false,
+        columns: &[
+            ("Min-Available", "string", ".spec.minAvailable", 0),
+            ("Max-Unavailable", "string", ".spec.maxUnavailable", 0),
+            (
+                "Allowed-Disruptions",
+                "integer",
+                ".status.disruptionsAllowed",
+                0,
+            ),
+            AGE,
+        ],
+        selectable: &[],
+        schema: generate::<policy::v1::PodDisruptionBudget>,
     },
     CoreKind {
         group: "apps",

@@ -358,12 +358,22 @@ const CORE: &[(&str, &str, &str, &str, &[&str])] = &[
     ),
     ("", "Event", "events", "Namespaced", &["ev"]),
     ("events.k8s.io", "Event", "events", "Namespaced", &["ev"]),
+    ("", "Node", "nodes", "Cluster", &["no"]),
+    ("", "Pod", "pods", "Namespaced", &["po"]),
     (
         "apps",
         "Deployment",
         "deployments",
         "Namespaced",
         &["deploy"],
+    ),
+    ("apps", "ReplicaSet", "replicasets", "Namespaced", &["rs"]),
+    (
+        "policy",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        "Namespaced",
+        &["pdb"],
     ),
     (
         "apps",
@@ -446,8 +456,16 @@ fn core_kinds_are_all_there_with_kubectl_names() {
         };
         assert_eq!(crd.metadata.name.as_deref(), Some(expected_name.as_str()));
         let in_all = names.categories.iter().flatten().any(|c| c == "all");
-        let expect_all =
-            ["Deployment", "StatefulSet", "DaemonSet", "Job", "Service"].contains(kind);
+        let expect_all = [
+            "Pod",
+            "Deployment",
+            "ReplicaSet",
+            "StatefulSet",
+            "DaemonSet",
+            "Job",
+            "Service",
+        ]
+        .contains(kind);
         assert_eq!(in_all, expect_all, "{kind}: category all");
         let has_status = crd.spec.versions[0]
             .subresources
@@ -455,6 +473,10 @@ fn core_kinds_are_all_there_with_kubectl_names() {
             .is_some_and(|s| s.status.is_some());
         let expect_status = [
             "Namespace",
+            "Node",
+            "Pod",
+            "ReplicaSet",
+            "PodDisruptionBudget",
             "Deployment",
             "StatefulSet",
             "DaemonSet",

@@ -24,6 +24,10 @@ pub(super) fn root(api_version: &str, kind: &str) -> Option<&'static str> {
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => "api.rbac.v1.ClusterRoleBinding",
         ("coordination.k8s.io/v1", "Lease") => "api.coordination.v1.Lease",
         ("events.k8s.io/v1", "Event") => "api.events.v1.Event",
+        ("v1", "Node") => "api.core.v1.Node",
+        ("v1", "Pod") => "api.core.v1.Pod",
+        ("apps/v1", "ReplicaSet") => "api.apps.v1.ReplicaSet",
+        ("policy/v1", "PodDisruptionBudget") => "api.policy.v1.PodDisruptionBudget",
         _ => return None,
     })
 }
@@ -37,7 +41,7 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 2, name: "spec", ty: T::Msg("api.apps.v1.DaemonSetSpec"), repeated: false },
             F { tag: 3, name: "status", ty: T::Msg("api.apps.v1.DaemonSetStatus"), repeated: false },
         ],
-        "api.apps.v1.DaemonSetCondition" | "api.apps.v1.StatefulSetCondition" => &[
+        "api.apps.v1.DaemonSetCondition" | "api.apps.v1.ReplicaSetCondition" | "api.apps.v1.StatefulSetCondition" => &[
             F { tag: 1, name: "type", ty: T::Str, repeated: false },
             F { tag: 2, name: "status", ty: T::Str, repeated: false },
             F { tag: 3, name: "lastTransitionTime", ty: T::Time, repeated: false },
@@ -104,6 +108,26 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.apps.v1.DeploymentStrategy" => &[
             F { tag: 1, name: "type", ty: T::Str, repeated: false },
             F { tag: 2, name: "rollingUpdate", ty: T::Msg("api.apps.v1.RollingUpdateDeployment"), repeated: false },
+        ],
+        "api.apps.v1.ReplicaSet" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.apps.v1.ReplicaSetSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.apps.v1.ReplicaSetStatus"), repeated: false },
+        ],
+        "api.apps.v1.ReplicaSetSpec" => &[
+            F { tag: 1, name: "replicas", ty: T::Int, repeated: false },
+            F { tag: 2, name: "selector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 3, name: "template", ty: T::Msg("api.core.v1.PodTemplateSpec"), repeated: false },
+            F { tag: 4, name: "minReadySeconds", ty: T::Int, repeated: false },
+        ],
+        "api.apps.v1.ReplicaSetStatus" => &[
+            F { tag: 1, name: "replicas", ty: T::Int, repeated: false },
+            F { tag: 2, name: "fullyLabeledReplicas", ty: T::Int, repeated: false },
+            F { tag: 3, name: "observedGeneration", ty: T::Int, repeated: false },
+            F { tag: 4, name: "readyReplicas", ty: T::Int, repeated: false },
+            F { tag: 5, name: "availableReplicas", ty: T::Int, repeated: false },
+            F { tag: 6, name: "conditions", ty: T::Msg("api.apps.v1.ReplicaSetCondition"), repeated: true },
+            F { tag: 7, name: "terminatingReplicas", ty: T::Int, repeated: false },
         ],
         "api.apps.v1.RollingUpdateDaemonSet" | "api.apps.v1.RollingUpdateDeployment" => &[
             F { tag: 1, name: "maxUnavailable", ty: T::IntOrString, repeated: false },
@@ -248,6 +272,10 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "type", ty: T::Str, repeated: false },
             F { tag: 2, name: "localhostProfile", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.AttachedVolume" | "api.core.v1.VolumeDevice" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "devicePath", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.AwsElasticBlockStoreVolumeSource" => &[
             F { tag: 1, name: "volumeId", ty: T::Str, repeated: false },
             F { tag: 2, name: "fsType", ty: T::Str, repeated: false },
@@ -317,6 +345,13 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 2, name: "key", ty: T::Str, repeated: false },
             F { tag: 3, name: "optional", ty: T::Bool, repeated: false },
         ],
+        "api.core.v1.ConfigMapNodeConfigSource" => &[
+            F { tag: 1, name: "namespace", ty: T::Str, repeated: false },
+            F { tag: 2, name: "name", ty: T::Str, repeated: false },
+            F { tag: 3, name: "uid", ty: T::Str, repeated: false },
+            F { tag: 4, name: "resourceVersion", ty: T::Str, repeated: false },
+            F { tag: 5, name: "kubeletConfigKey", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.ConfigMapProjection" | "api.core.v1.SecretProjection" => &[
             F { tag: 1, name: "", ty: T::Msg("api.core.v1.LocalObjectReference"), repeated: false },
             F { tag: 2, name: "items", ty: T::Msg("api.core.v1.KeyToPath"), repeated: true },
@@ -355,6 +390,15 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 24, name: "restartPolicy", ty: T::Str, repeated: false },
             F { tag: 25, name: "restartPolicyRules", ty: T::Msg("api.core.v1.ContainerRestartRule"), repeated: true },
         ],
+        "api.core.v1.ContainerExtendedResourceRequest" => &[
+            F { tag: 1, name: "containerName", ty: T::Str, repeated: false },
+            F { tag: 2, name: "resourceName", ty: T::Str, repeated: false },
+            F { tag: 3, name: "requestName", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.ContainerImage" => &[
+            F { tag: 1, name: "names", ty: T::Str, repeated: true },
+            F { tag: 2, name: "sizeBytes", ty: T::Int, repeated: false },
+        ],
         "api.core.v1.ContainerPort" => &[
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
             F { tag: 2, name: "hostPort", ty: T::Int, repeated: false },
@@ -373,6 +417,50 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.ContainerRestartRuleOnExitCodes" => &[
             F { tag: 1, name: "operator", ty: T::Str, repeated: false },
             F { tag: 2, name: "values", ty: T::Int, repeated: true },
+        ],
+        "api.core.v1.ContainerState" => &[
+            F { tag: 1, name: "waiting", ty: T::Msg("api.core.v1.ContainerStateWaiting"), repeated: false },
+            F { tag: 2, name: "running", ty: T::Msg("api.core.v1.ContainerStateRunning"), repeated: false },
+            F { tag: 3, name: "terminated", ty: T::Msg("api.core.v1.ContainerStateTerminated"), repeated: false },
+        ],
+        "api.core.v1.ContainerStateRunning" => &[
+            F { tag: 1, name: "startedAt", ty: T::Time, repeated: false },
+        ],
+        "api.core.v1.ContainerStateTerminated" => &[
+            F { tag: 1, name: "exitCode", ty: T::Int, repeated: false },
+            F { tag: 2, name: "signal", ty: T::Int, repeated: false },
+            F { tag: 3, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 4, name: "message", ty: T::Str, repeated: false },
+            F { tag: 5, name: "startedAt", ty: T::Time, repeated: false },
+            F { tag: 6, name: "finishedAt", ty: T::Time, repeated: false },
+            F { tag: 7, name: "containerId", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.ContainerStateWaiting" => &[
+            F { tag: 1, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 2, name: "message", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.ContainerStatus" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "state", ty: T::Msg("api.core.v1.ContainerState"), repeated: false },
+            F { tag: 3, name: "lastState", ty: T::Msg("api.core.v1.ContainerState"), repeated: false },
+            F { tag: 4, name: "ready", ty: T::Bool, repeated: false },
+            F { tag: 5, name: "restartCount", ty: T::Int, repeated: false },
+            F { tag: 6, name: "image", ty: T::Str, repeated: false },
+            F { tag: 7, name: "imageId", ty: T::Str, repeated: false },
+            F { tag: 8, name: "containerId", ty: T::Str, repeated: false },
+            F { tag: 9, name: "started", ty: T::Bool, repeated: false },
+            F { tag: 10, name: "allocatedResources", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 11, name: "resources", ty: T::Msg("api.core.v1.ResourceRequirements"), repeated: false },
+            F { tag: 12, name: "volumeMounts", ty: T::Msg("api.core.v1.VolumeMountStatus"), repeated: true },
+            F { tag: 13, name: "user", ty: T::Msg("api.core.v1.ContainerUser"), repeated: false },
+            F { tag: 14, name: "allocatedResourcesStatus", ty: T::Msg("api.core.v1.ResourceStatus"), repeated: true },
+            F { tag: 15, name: "stopSignal", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.ContainerUser" => &[
+            F { tag: 1, name: "linux", ty: T::Msg("api.core.v1.LinuxContainerUser"), repeated: false },
+        ],
+        "api.core.v1.DaemonEndpoint" => &[
+            F { tag: 1, name: "port", ty: T::Int, repeated: false },
         ],
         "api.core.v1.DownwardAPIProjection" => &[
             F { tag: 1, name: "items", ty: T::Msg("api.core.v1.DownwardAPIVolumeFile"), repeated: true },
@@ -491,6 +579,9 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "ip", ty: T::Str, repeated: false },
             F { tag: 2, name: "hostnames", ty: T::Str, repeated: true },
         ],
+        "api.core.v1.HostIp" | "api.core.v1.PodIp" => &[
+            F { tag: 1, name: "ip", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.HostPathVolumeSource" => &[
             F { tag: 1, name: "path", ty: T::Str, repeated: false },
             F { tag: 2, name: "type", ty: T::Str, repeated: false },
@@ -539,6 +630,11 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "tcpSocket", ty: T::Msg("api.core.v1.TcpSocketAction"), repeated: false },
             F { tag: 4, name: "sleep", ty: T::Msg("api.core.v1.SleepAction"), repeated: false },
         ],
+        "api.core.v1.LinuxContainerUser" => &[
+            F { tag: 1, name: "uid", ty: T::Int, repeated: false },
+            F { tag: 2, name: "gid", ty: T::Int, repeated: false },
+            F { tag: 3, name: "supplementalGroups", ty: T::Int, repeated: true },
+        ],
         "api.core.v1.LoadBalancerIngress" => &[
             F { tag: 1, name: "ip", ty: T::Str, repeated: false },
             F { tag: 2, name: "hostname", ty: T::Str, repeated: false },
@@ -579,9 +675,49 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 2, name: "path", ty: T::Str, repeated: false },
             F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
         ],
+        "api.core.v1.Node" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.NodeSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.core.v1.NodeStatus"), repeated: false },
+        ],
+        "api.core.v1.NodeAddress" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "address", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.NodeAffinity" => &[
             F { tag: 1, name: "requiredDuringSchedulingIgnoredDuringExecution", ty: T::Msg("api.core.v1.NodeSelector"), repeated: false },
             F { tag: 2, name: "preferredDuringSchedulingIgnoredDuringExecution", ty: T::Msg("api.core.v1.PreferredSchedulingTerm"), repeated: true },
+        ],
+        "api.core.v1.NodeCondition" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "status", ty: T::Str, repeated: false },
+            F { tag: 3, name: "lastHeartbeatTime", ty: T::Time, repeated: false },
+            F { tag: 4, name: "lastTransitionTime", ty: T::Time, repeated: false },
+            F { tag: 5, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 6, name: "message", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.NodeConfigSource" => &[
+            F { tag: 2, name: "configMap", ty: T::Msg("api.core.v1.ConfigMapNodeConfigSource"), repeated: false },
+        ],
+        "api.core.v1.NodeConfigStatus" => &[
+            F { tag: 1, name: "assigned", ty: T::Msg("api.core.v1.NodeConfigSource"), repeated: false },
+            F { tag: 2, name: "active", ty: T::Msg("api.core.v1.NodeConfigSource"), repeated: false },
+            F { tag: 3, name: "lastKnownGood", ty: T::Msg("api.core.v1.NodeConfigSource"), repeated: false },
+            F { tag: 4, name: "error", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.NodeDaemonEndpoints" => &[
+            F { tag: 1, name: "kubeletEndpoint", ty: T::Msg("api.core.v1.DaemonEndpoint"), repeated: false },
+        ],
+        "api.core.v1.NodeFeatures" => &[
+            F { tag: 1, name: "supplementalGroupsPolicy", ty: T::Bool, repeated: false },
+        ],
+        "api.core.v1.NodeRuntimeHandler" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "features", ty: T::Msg("api.core.v1.NodeRuntimeHandlerFeatures"), repeated: false },
+        ],
+        "api.core.v1.NodeRuntimeHandlerFeatures" => &[
+            F { tag: 1, name: "recursiveReadOnlyMounts", ty: T::Bool, repeated: false },
+            F { tag: 2, name: "userNamespaces", ty: T::Bool, repeated: false },
         ],
         "api.core.v1.NodeSelector" => &[
             F { tag: 1, name: "nodeSelectorTerms", ty: T::Msg("api.core.v1.NodeSelectorTerm"), repeated: true },
@@ -594,6 +730,47 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.NodeSelectorTerm" => &[
             F { tag: 1, name: "matchExpressions", ty: T::Msg("api.core.v1.NodeSelectorRequirement"), repeated: true },
             F { tag: 2, name: "matchFields", ty: T::Msg("api.core.v1.NodeSelectorRequirement"), repeated: true },
+        ],
+        "api.core.v1.NodeSpec" => &[
+            F { tag: 1, name: "podCIDR", ty: T::Str, repeated: false },
+            F { tag: 2, name: "externalId", ty: T::Str, repeated: false },
+            F { tag: 3, name: "providerId", ty: T::Str, repeated: false },
+            F { tag: 4, name: "unschedulable", ty: T::Bool, repeated: false },
+            F { tag: 5, name: "taints", ty: T::Msg("api.core.v1.Taint"), repeated: true },
+            F { tag: 6, name: "configSource", ty: T::Msg("api.core.v1.NodeConfigSource"), repeated: false },
+            F { tag: 7, name: "podCidRs", ty: T::Str, repeated: true },
+        ],
+        "api.core.v1.NodeStatus" => &[
+            F { tag: 1, name: "capacity", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 2, name: "allocatable", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 3, name: "phase", ty: T::Str, repeated: false },
+            F { tag: 4, name: "conditions", ty: T::Msg("api.core.v1.NodeCondition"), repeated: true },
+            F { tag: 5, name: "addresses", ty: T::Msg("api.core.v1.NodeAddress"), repeated: true },
+            F { tag: 6, name: "daemonEndpoints", ty: T::Msg("api.core.v1.NodeDaemonEndpoints"), repeated: false },
+            F { tag: 7, name: "nodeInfo", ty: T::Msg("api.core.v1.NodeSystemInfo"), repeated: false },
+            F { tag: 8, name: "images", ty: T::Msg("api.core.v1.ContainerImage"), repeated: true },
+            F { tag: 9, name: "volumesInUse", ty: T::Str, repeated: true },
+            F { tag: 10, name: "volumesAttached", ty: T::Msg("api.core.v1.AttachedVolume"), repeated: true },
+            F { tag: 11, name: "config", ty: T::Msg("api.core.v1.NodeConfigStatus"), repeated: false },
+            F { tag: 12, name: "runtimeHandlers", ty: T::Msg("api.core.v1.NodeRuntimeHandler"), repeated: true },
+            F { tag: 13, name: "features", ty: T::Msg("api.core.v1.NodeFeatures"), repeated: false },
+            F { tag: 14, name: "declaredFeatures", ty: T::Str, repeated: true },
+        ],
+        "api.core.v1.NodeSwapStatus" => &[
+            F { tag: 1, name: "capacity", ty: T::Int, repeated: false },
+        ],
+        "api.core.v1.NodeSystemInfo" => &[
+            F { tag: 1, name: "machineId", ty: T::Str, repeated: false },
+            F { tag: 2, name: "systemUuid", ty: T::Str, repeated: false },
+            F { tag: 3, name: "bootId", ty: T::Str, repeated: false },
+            F { tag: 4, name: "kernelVersion", ty: T::Str, repeated: false },
+            F { tag: 5, name: "osImage", ty: T::Str, repeated: false },
+            F { tag: 6, name: "containerRuntimeVersion", ty: T::Str, repeated: false },
+            F { tag: 7, name: "kubeletVersion", ty: T::Str, repeated: false },
+            F { tag: 8, name: "kubeProxyVersion", ty: T::Str, repeated: false },
+            F { tag: 9, name: "operatingSystem", ty: T::Str, repeated: false },
+            F { tag: 10, name: "architecture", ty: T::Str, repeated: false },
+            F { tag: 11, name: "swap", ty: T::Msg("api.core.v1.NodeSwapStatus"), repeated: false },
         ],
         "api.core.v1.ObjectFieldSelector" => &[
             F { tag: 1, name: "apiVersion", ty: T::Str, repeated: false },
@@ -646,6 +823,11 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "pdId", ty: T::Str, repeated: false },
             F { tag: 2, name: "fsType", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.Pod" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.PodSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.core.v1.PodStatus"), repeated: false },
+        ],
         "api.core.v1.PodAffinity" | "api.core.v1.PodAntiAffinity" => &[
             F { tag: 1, name: "requiredDuringSchedulingIgnoredDuringExecution", ty: T::Msg("api.core.v1.PodAffinityTerm"), repeated: true },
             F { tag: 2, name: "preferredDuringSchedulingIgnoredDuringExecution", ty: T::Msg("api.core.v1.WeightedPodAffinityTerm"), repeated: true },
@@ -667,10 +849,23 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 6, name: "certificateChainPath", ty: T::Str, repeated: false },
             F { tag: 7, name: "userAnnotations", ty: T::Map(&T::Str), repeated: false },
         ],
+        "api.core.v1.PodCondition" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "status", ty: T::Str, repeated: false },
+            F { tag: 3, name: "lastProbeTime", ty: T::Time, repeated: false },
+            F { tag: 4, name: "lastTransitionTime", ty: T::Time, repeated: false },
+            F { tag: 5, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 6, name: "message", ty: T::Str, repeated: false },
+            F { tag: 7, name: "observedGeneration", ty: T::Int, repeated: false },
+        ],
         "api.core.v1.PodDnsConfig" => &[
             F { tag: 1, name: "nameservers", ty: T::Str, repeated: true },
             F { tag: 2, name: "searches", ty: T::Str, repeated: true },
             F { tag: 3, name: "options", ty: T::Msg("api.core.v1.PodDnsConfigOption"), repeated: true },
+        ],
+        "api.core.v1.PodExtendedResourceClaimStatus" => &[
+            F { tag: 1, name: "requestMappings", ty: T::Msg("api.core.v1.ContainerExtendedResourceRequest"), repeated: true },
+            F { tag: 2, name: "resourceClaimName", ty: T::Str, repeated: false },
         ],
         "api.core.v1.PodReadinessGate" => &[
             F { tag: 1, name: "conditionType", ty: T::Str, repeated: false },
@@ -679,6 +874,10 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
             F { tag: 3, name: "resourceClaimName", ty: T::Str, repeated: false },
             F { tag: 4, name: "resourceClaimTemplateName", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.PodResourceClaimStatus" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "resourceClaimName", ty: T::Str, repeated: false },
         ],
         "api.core.v1.PodSecurityContext" => &[
             F { tag: 1, name: "seLinuxOptions", ty: T::Msg("api.core.v1.SeLinuxOptions"), repeated: false },
@@ -738,6 +937,28 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 40, name: "resources", ty: T::Msg("api.core.v1.ResourceRequirements"), repeated: false },
             F { tag: 41, name: "hostnameOverride", ty: T::Str, repeated: false },
             F { tag: 42, name: "workloadRef", ty: T::Msg("api.core.v1.WorkloadReference"), repeated: false },
+        ],
+        "api.core.v1.PodStatus" => &[
+            F { tag: 1, name: "phase", ty: T::Str, repeated: false },
+            F { tag: 2, name: "conditions", ty: T::Msg("api.core.v1.PodCondition"), repeated: true },
+            F { tag: 3, name: "message", ty: T::Str, repeated: false },
+            F { tag: 4, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 5, name: "hostIP", ty: T::Str, repeated: false },
+            F { tag: 6, name: "podIP", ty: T::Str, repeated: false },
+            F { tag: 7, name: "startTime", ty: T::Time, repeated: false },
+            F { tag: 8, name: "containerStatuses", ty: T::Msg("api.core.v1.ContainerStatus"), repeated: true },
+            F { tag: 9, name: "qosClass", ty: T::Str, repeated: false },
+            F { tag: 10, name: "initContainerStatuses", ty: T::Msg("api.core.v1.ContainerStatus"), repeated: true },
+            F { tag: 11, name: "nominatedNodeName", ty: T::Str, repeated: false },
+            F { tag: 12, name: "podIPs", ty: T::Msg("api.core.v1.PodIp"), repeated: true },
+            F { tag: 13, name: "ephemeralContainerStatuses", ty: T::Msg("api.core.v1.ContainerStatus"), repeated: true },
+            F { tag: 14, name: "resize", ty: T::Str, repeated: false },
+            F { tag: 15, name: "resourceClaimStatuses", ty: T::Msg("api.core.v1.PodResourceClaimStatus"), repeated: true },
+            F { tag: 16, name: "hostIPs", ty: T::Msg("api.core.v1.HostIp"), repeated: true },
+            F { tag: 17, name: "observedGeneration", ty: T::Int, repeated: false },
+            F { tag: 18, name: "extendedResourceClaimStatus", ty: T::Msg("api.core.v1.PodExtendedResourceClaimStatus"), repeated: false },
+            F { tag: 19, name: "allocatedResources", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 20, name: "resources", ty: T::Msg("api.core.v1.ResourceRequirements"), repeated: false },
         ],
         "api.core.v1.PodTemplateSpec" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
@@ -803,10 +1024,18 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 2, name: "resource", ty: T::Str, repeated: false },
             F { tag: 3, name: "divisor", ty: T::Quantity, repeated: false },
         ],
+        "api.core.v1.ResourceHealth" => &[
+            F { tag: 1, name: "resourceId", ty: T::Str, repeated: false },
+            F { tag: 2, name: "health", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.ResourceRequirements" => &[
             F { tag: 1, name: "limits", ty: T::Map(&T::Quantity), repeated: false },
             F { tag: 2, name: "requests", ty: T::Map(&T::Quantity), repeated: false },
             F { tag: 3, name: "claims", ty: T::Msg("api.core.v1.ResourceClaim"), repeated: true },
+        ],
+        "api.core.v1.ResourceStatus" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "resources", ty: T::Msg("api.core.v1.ResourceHealth"), repeated: true },
         ],
         "api.core.v1.ScaleIoVolumeSource" => &[
             F { tag: 1, name: "gateway", ty: T::Str, repeated: false },
@@ -916,6 +1145,12 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 4, name: "readOnly", ty: T::Bool, repeated: false },
             F { tag: 5, name: "secretRef", ty: T::Msg("api.core.v1.LocalObjectReference"), repeated: false },
         ],
+        "api.core.v1.Taint" => &[
+            F { tag: 1, name: "key", ty: T::Str, repeated: false },
+            F { tag: 2, name: "value", ty: T::Str, repeated: false },
+            F { tag: 3, name: "effect", ty: T::Str, repeated: false },
+            F { tag: 4, name: "timeAdded", ty: T::Time, repeated: false },
+        ],
         "api.core.v1.TcpSocketAction" => &[
             F { tag: 1, name: "port", ty: T::IntOrString, repeated: false },
             F { tag: 2, name: "host", ty: T::Str, repeated: false },
@@ -952,10 +1187,6 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
             F { tag: 2, name: "", ty: T::Msg("api.core.v1.VolumeSource"), repeated: false },
         ],
-        "api.core.v1.VolumeDevice" => &[
-            F { tag: 1, name: "name", ty: T::Str, repeated: false },
-            F { tag: 2, name: "devicePath", ty: T::Str, repeated: false },
-        ],
         "api.core.v1.VolumeMount" => &[
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
             F { tag: 2, name: "readOnly", ty: T::Bool, repeated: false },
@@ -964,6 +1195,12 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 5, name: "mountPropagation", ty: T::Str, repeated: false },
             F { tag: 6, name: "subPathExpr", ty: T::Str, repeated: false },
             F { tag: 7, name: "recursiveReadOnly", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.VolumeMountStatus" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "mountPath", ty: T::Str, repeated: false },
+            F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "recursiveReadOnly", ty: T::Str, repeated: false },
         ],
         "api.core.v1.VolumeProjection" => &[
             F { tag: 1, name: "secret", ty: T::Msg("api.core.v1.SecretProjection"), repeated: false },
@@ -1046,6 +1283,26 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 13, name: "deprecatedFirstTimestamp", ty: T::Time, repeated: false },
             F { tag: 14, name: "deprecatedLastTimestamp", ty: T::Time, repeated: false },
             F { tag: 15, name: "deprecatedCount", ty: T::Int, repeated: false },
+        ],
+        "api.policy.v1.PodDisruptionBudget" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.policy.v1.PodDisruptionBudgetSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.policy.v1.PodDisruptionBudgetStatus"), repeated: false },
+        ],
+        "api.policy.v1.PodDisruptionBudgetSpec" => &[
+            F { tag: 1, name: "minAvailable", ty: T::IntOrString, repeated: false },
+            F { tag: 2, name: "selector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 3, name: "maxUnavailable", ty: T::IntOrString, repeated: false },
+            F { tag: 4, name: "unhealthyPodEvictionPolicy", ty: T::Str, repeated: false },
+        ],
+        "api.policy.v1.PodDisruptionBudgetStatus" => &[
+            F { tag: 1, name: "observedGeneration", ty: T::Int, repeated: false },
+            F { tag: 2, name: "disruptedPods", ty: T::Map(&T::Time), repeated: false },
+            F { tag: 3, name: "disruptionsAllowed", ty: T::Int, repeated: false },
+            F { tag: 4, name: "currentHealthy", ty: T::Int, repeated: false },
+            F { tag: 5, name: "desiredHealthy", ty: T::Int, repeated: false },
+            F { tag: 6, name: "expectedPods", ty: T::Int, repeated: false },
+            F { tag: 7, name: "conditions", ty: T::Msg("apimachinery.pkg.apis.meta.v1.Condition"), repeated: true },
         ],
         "api.rbac.v1.AggregationRule" => &[
             F { tag: 1, name: "clusterRoleSelectors", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: true },
