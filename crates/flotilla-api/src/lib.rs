@@ -32,5 +32,13 @@ pub fn fleet_crds() -> Vec<CustomResourceDefinition> {
     crds
 }
 
+/// What a member cluster serves: the core Kubernetes kinds plus the fleet's member-side kinds
+/// (`AppliedWork`). Simulated members serve exactly these.
+pub fn member_crds() -> Vec<CustomResourceDefinition> {
+    let mut crds = core_crds();
+    crds.extend(placement::member_crds());
+    crds
+}
+
 #[cfg(test)]
 mod tests;

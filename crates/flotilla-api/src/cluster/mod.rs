@@ -1,7 +1,13 @@
 //! The `cluster.kubernetes-fleet.io` API group: member clusters.
 
+pub mod eligibility;
+pub mod internal_member_cluster;
 pub mod member_cluster;
+pub mod properties;
 
+pub use internal_member_cluster::{
+    ClusterState, InternalMemberCluster, InternalMemberClusterSpec, InternalMemberClusterStatus,
+};
 pub use member_cluster::{MemberCluster, MemberClusterSpec, MemberClusterStatus};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -11,5 +17,8 @@ use crate::crd::served_versions;
 
 /// The group's kinds as CRDs: v1beta1 (storage) and v1 served with one schema.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![served_versions(MemberCluster::crd())]
+    vec![
+        served_versions(MemberCluster::crd()),
+        served_versions(InternalMemberCluster::crd()),
+    ]
 }

@@ -1,5 +1,6 @@
 //! The `placement.kubernetes-fleet.io` API group: placements and staged updates.
 
+pub mod applied_work;
 pub mod approval_request;
 pub mod cluster_resource_placement;
 pub mod policy;
@@ -9,6 +10,7 @@ pub mod staged_update_strategy;
 pub mod status;
 pub mod strategy;
 
+pub use applied_work::AppliedWork;
 pub use approval_request::{ApprovalRequestSpec, ApprovalRequestStatus, ClusterApprovalRequest};
 pub use cluster_resource_placement::{
     ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
@@ -23,6 +25,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 use crate::crd::served_versions;
+
+/// The placement kinds a member cluster serves (the agent's record of applied Work).
+pub fn member_crds() -> Vec<CustomResourceDefinition> {
+    vec![served_versions(AppliedWork::crd())]
+}
 
 /// The group's kinds as CRDs: v1beta1 (storage) and v1 served with one schema.
 pub fn crds() -> Vec<CustomResourceDefinition> {

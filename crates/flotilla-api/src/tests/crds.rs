@@ -67,6 +67,7 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
         kinds,
         [
             "MemberCluster",
+            "InternalMemberCluster",
             "ClusterResourcePlacement",
             "ClusterStagedUpdateStrategy",
             "ClusterStagedUpdateRun",
@@ -75,7 +76,12 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
     );
     for crd in &crds {
         let kind = &crd.spec.names.kind;
-        assert_eq!(crd.spec.scope, "Cluster", "{kind}");
+        let scope = if kind == "InternalMemberCluster" {
+            "Namespaced"
+        } else {
+            "Cluster"
+        };
+        assert_eq!(crd.spec.scope, scope, "{kind}");
         assert_eq!(
             crd.metadata.name.as_deref(),
             Some(format!("{}.{}", crd.spec.names.plural, crd.spec.group).as_str())

@@ -634,6 +634,26 @@ fn member_cluster_rules() {
             "spec.taints[2]: Duplicate value: {\"key\":\"gpu\",\"effect\":\"NoSchedule\"}: taints must be unique by key and effect",
         ]
     );
+    let named = |name: &str| {
+        let mut m = member(json!({}));
+        m["metadata"]["name"] = json!(name);
+        messages("cluster.kubernetes-fleet.io", "MemberCluster", &m, None)
+    };
+    assert_eq!(named("member-cluster-01"), Vec::<String>::new());
+    assert_eq!(named(&"m".repeat(50)), Vec::<String>::new());
+    assert_eq!(
+        named("west.eu"),
+        [
+            "metadata.name: Invalid value: \"west.eu\": a member cluster name must be a DNS-1123 label: lower case alphanumeric characters or '-', starting and ending with an alphanumeric character (e.g. 'member-1', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ]
+    );
+    assert_eq!(named("Member_1").len(), 1);
+    assert_eq!(
+        named(&"m".repeat(51)),
+        [format!(
+            "metadata.name: Too long: may not be more than 50 bytes (the member's namespace fleet-member-<name> must be a DNS label)"
+        )]
+    );
 }
 
 fn user_crd() -> Value {

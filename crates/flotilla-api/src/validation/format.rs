@@ -26,6 +26,12 @@ pub(crate) fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253 && DNS1123_SUBDOMAIN.is_match(s)
 }
 
+/// A DNS-1123 label: lowercase alphanumerics and `-`, starting and ending alphanumeric, at
+/// most 63 characters.
+pub(crate) fn is_dns1123_label(s: &str) -> bool {
+    s.len() <= 63 && !s.contains('.') && DNS1123_SUBDOMAIN.is_match(s)
+}
+
 /// A DNS-1035 label: a DNS-1123 label that starts with a letter.
 pub(crate) fn is_dns1035_label(s: &str) -> bool {
     s.len() <= 63 && DNS1035_LABEL.is_match(s)

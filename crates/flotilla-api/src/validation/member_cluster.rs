@@ -3,15 +3,41 @@
 use flotilla_apimachinery::{FieldError, FieldErrorType};
 use serde_json::{Value, json};
 
-use super::common::{field, list, name_at_most_63, string};
-use super::format::{is_label_value, is_qualified_name};
+use super::common::{field, list, string};
+use super::format::{is_dns1123_label, is_label_value, is_qualified_name};
 use super::path::Path;
 
-/// Validates a member cluster: its identity is a proper RBAC subject and its taints are
-/// well-formed and unique.
+/// Longest member name: its namespace `fleet-member-<name>` must still be a DNS label.
+const MAX_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
+
+/// Prefix of each member's namespace on the hub.
+const MEMBER_NAMESPACE_PREFIX: &str = "fleet-member-";
+
+/// Validates a member cluster: its name is a DNS label short enough for its namespace, its
+/// identity is a proper RBAC subject and its taints are well-formed and unique.
 pub(crate) fn validate(new: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    name_at_most_63(new, &mut errors);
+    if let Some(name) = new.pointer("/metadata/name").and_then(Value::as_str) {
+        if !is_dns1123_label(name) {
+            errors.push(FieldError::invalid(
+                "metadata.name",
+                json!(name),
+                "a member cluster name must be a DNS-1123 label: lower case alphanumeric \
+                 characters or '-', starting and ending with an alphanumeric character \
+                 (e.g. 'member-1', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ));
+        } else if name.len() > MAX_NAME {
+            errors.push(FieldError::new(
+                FieldErrorType::TooLong,
+                "metadata.name",
+                Some(json!(name)),
+                &format!(
+                    "may not be more than {MAX_NAME} bytes (the member's namespace \
+                     {MEMBER_NAMESPACE_PREFIX}<name> must be a DNS label)"
+                ),
+            ));
+        }
+    }
     let spec = new.get("spec");
     let path = Path::new("spec");
     identity(
