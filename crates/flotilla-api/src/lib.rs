@@ -15,6 +15,7 @@
 
 mod builtin;
 pub mod cluster;
+pub mod conditions;
 mod crd;
 pub mod placement;
 mod validation;

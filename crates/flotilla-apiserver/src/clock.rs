@@ -185,3 +185,102 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(2));
     }
 }
+
+/// Items released when their deadline comes *on a clock*: a controller schedules "look at this
+/// object again at T" (a heartbeat window running out, a wait ending) and reads the due items
+/// from [`Deadlines::new`]'s stream, e.g. into kube-rs' `Controller::reconcile_on`. Real-time
+/// requeues would ignore `--clock-speed` and manual test clocks; these do not.
+#[derive(Debug)]
+pub struct Deadlines<T> {
+    tx: tokio::sync::mpsc::UnboundedSender<(Timestamp, T)>,
+}
+
+impl<T> Clone for Deadlines<T> {
+    fn clone(&self) -> Self {
+        Self {
+            tx: self.tx.clone(),
+        }
+    }
+}
+
+impl<T: Send + 'static> Deadlines<T> {
+    /// A queue on `clock` and the stream of its due items. The queue's task ends when every
+    /// `Deadlines` handle and the stream are dropped.
+    pub fn new(clock: Arc<dyn Clock>) -> (Self, impl futures::Stream<Item = T> + Send + 'static) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Timestamp, T)>();
+        let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut pending: std::collections::BTreeMap<(Timestamp, u64), T> = Default::default();
+            let mut seq = 0u64;
+            loop {
+                let next = pending.keys().next().map(|(at, _)| *at);
+                let due = async {
+                    match next {
+                        Some(at) => clock.sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    item = rx.recv() => match item {
+                        Some((at, item)) => {
+                            seq += 1;
+                            pending.insert((at, seq), item);
+                        }
+                        None => return,
+                    },
+                    () = due => {
+                        let now = clock.now();
+                        while let Some(entry) = pending.first_entry() {
+                            if entry.key().0 > now {
+                                break;
+                            }
+                            if out_tx.send(entry.remove()).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        (
+            Self { tx },
+            tokio_stream::wrappers::UnboundedReceiverStream::new(out_rx),
+        )
+    }
+
+    /// Releases `item` once the clock reaches `at` (at once if it already has).
+    pub fn schedule(&self, at: Timestamp, item: T) {
+        // The task only stops when the stream is gone, and then nobody is listening anyway.
+        let _ = self.tx.send((at, item));
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+    use futures::StreamExt;
+
+    #[tokio::test]
+    async fn items_come_out_in_deadline_order_when_due() {
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let clock = ManualClock::new(t0);
+        let (queue, stream) = Deadlines::new(Arc::new(clock.clone()));
+        let mut stream = Box::pin(stream);
+        let at = |s: i64| t0.checked_add(SignedDuration::from_secs(s)).unwrap();
+        queue.schedule(at(20), "b");
+        queue.schedule(at(10), "a");
+        queue.schedule(at(30), "c");
+        macro_rules! next {
+            ($s:expr) => {
+                tokio::time::timeout(Duration::from_millis(200), $s.next())
+            };
+        }
+        assert!(next!(stream).await.is_err(), "released early");
+        clock.advance(Duration::from_secs(25));
+        assert_eq!(next!(stream).await.unwrap(), Some("a"));
+        assert_eq!(next!(stream).await.unwrap(), Some("b"));
+        assert!(next!(stream).await.is_err(), "c released early");
+        queue.schedule(at(0), "past");
+        assert_eq!(next!(stream).await.unwrap(), Some("past"));
+    }
+}

@@ -1,1 +1,17 @@
-//! Fleet membership.
+//! Fleet membership: both halves of the protocol that joins a cluster to the fleet.
+//!
+//! - [`membership`] runs on the hub: for each MemberCluster it prepares the member's namespace
+//!   and InternalMemberCluster, mirrors the agent's reports into the MemberCluster's status,
+//!   and, when the MemberCluster is deleted, makes the member leave and cleans up.
+//! - [`agent`] runs once per member cluster: it heartbeats, reports the member's properties
+//!   ([`report`]) and, on leaving, removes everything the fleet placed on the member.
+//!
+//! They live together because they share the InternalMemberCluster contract.
+
+pub mod agent;
+pub mod membership;
+pub mod quantity;
+pub mod report;
+
+pub use agent::Agent;
+pub use report::PriceSource;

@@ -9,10 +9,10 @@
 
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::member_cluster::{AgentType, MemberCluster};
+use crate::conditions::find;
 
 /// How long a cluster may go without a heartbeat, or stay unhealthy, and remain eligible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,15 +172,11 @@ pub fn next_change(
     deadlines.into_iter().filter(|d| *d >= now).min()
 }
 
-fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
-    conditions.iter().find(|c| c.type_ == type_)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cluster::member_cluster::{AgentStatus, MemberClusterStatus};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
     fn ts(s: &str) -> Timestamp {
         s.parse().unwrap()

@@ -650,9 +650,9 @@ fn member_cluster_rules() {
     assert_eq!(named("Member_1").len(), 1);
     assert_eq!(
         named(&"m".repeat(51)),
-        [format!(
+        [
             "metadata.name: Too long: may not be more than 50 bytes (the member's namespace fleet-member-<name> must be a DNS label)"
-        )]
+        ]
     );
 }
 

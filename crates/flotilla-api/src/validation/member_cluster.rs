@@ -31,7 +31,7 @@ pub(crate) fn validate(new: &Value) -> Vec<FieldError> {
                 FieldErrorType::TooLong,
                 "metadata.name",
                 Some(json!(name)),
-                &format!(
+                format!(
                     "may not be more than {MAX_NAME} bytes (the member's namespace \
                      {MEMBER_NAMESPACE_PREFIX}<name> must be a DNS label)"
                 ),

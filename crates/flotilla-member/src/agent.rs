@@ -1,0 +1,421 @@
+//! The member agent: one per member cluster, talking to the hub (its own namespace and
+//! InternalMemberCluster) and to the member cluster's API, both through kube-rs, so it runs
+//! the same against a simulated member and a real cluster.
+//!
+//! While the InternalMemberCluster says `Join`, the agent heartbeats every
+//! `heartbeatPeriodSeconds` of the injected clock: it collects the member's properties and
+//! resource usage ([`crate::report`]) and writes them, with `Joined=True` and its health, into
+//! the InternalMemberCluster's status. When it says `Leave`, the agent deletes every
+//! AppliedWork in the member (and, through ownership, everything the fleet placed there),
+//! waits for that to finish, reports `Joined=False` and stops heartbeating.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::cluster::{ClusterState, InternalMemberCluster, InternalMemberClusterStatus};
+use flotilla_api::conditions::{NewCondition, set_condition};
+use flotilla_api::placement::AppliedWork;
+use flotilla_apiserver::clock::{Clock, rfc3339};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use serde_json::{Map, Value, json};
+
+use crate::membership::{DEFAULT_HEARTBEAT_SECONDS, member_namespace};
+use crate::report::{self, PriceSource, Report};
+
+/// How long to wait, in real time, before retrying a failed hub write.
+const RETRY: Duration = Duration::from_secs(1);
+/// How often to check whether the fleet's objects are gone from a leaving member.
+const LEAVE_POLL: Duration = Duration::from_millis(200);
+/// Longest wait for a leaving member's placed objects to be deleted.
+const LEAVE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Everything an agent needs.
+#[derive(Clone)]
+pub struct Agent {
+    /// The member's name (its MemberCluster's name on the hub).
+    pub name: String,
+    /// Client for the hub.
+    pub hub: Client,
+    /// Client for the member cluster's API.
+    pub member: Client,
+    /// The clock heartbeats follow.
+    pub clock: Arc<dyn Clock>,
+    /// Where node prices come from.
+    pub prices: Arc<dyn PriceSource>,
+    /// Property values that add to or override what the agent observes.
+    pub overrides: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent").field("name", &self.name).finish()
+    }
+}
+
+/// Where the agent is in the membership protocol.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    /// No instruction from the hub yet.
+    Waiting,
+    /// Joined; the next heartbeat is due at `next`, every `period`.
+    Joined {
+        next: Timestamp,
+        period: SignedDuration,
+    },
+    /// Left the fleet.
+    Left,
+}
+
+impl Agent {
+    /// Runs the agent until its hub watch ends.
+    pub async fn run(self) {
+        let namespace = member_namespace(&self.name);
+        let imcs: Api<InternalMemberCluster> = Api::namespaced(self.hub.clone(), &namespace);
+        let config = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
+        let mut events = Box::pin(watcher(imcs.clone(), config).default_backoff());
+        let mut latest: Option<InternalMemberCluster> = None;
+        let mut phase = Phase::Waiting;
+        let mut retry = false;
+        loop {
+            let heartbeat_due = async {
+                match phase {
+                    _ if retry => tokio::time::sleep(RETRY).await,
+                    Phase::Joined { next, .. } => self.clock.sleep_until(next).await,
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = events.next() => match event {
+                    Some(Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o))) => latest = Some(o),
+                    Some(Ok(watcher::Event::Delete(_))) => latest = None,
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => {
+                        tracing::debug!(member = %self.name, error = %e, "hub watch");
+                        continue;
+                    }
+                    None => return,
+                },
+                () = heartbeat_due => {}
+            }
+            let Some(imc) = &latest else { continue };
+            match self.step(&imcs, imc, phase).await {
+                Ok(next) => {
+                    phase = next;
+                    retry = false;
+                }
+                Err(e) => {
+                    tracing::warn!(member = %self.name, error = %e, "member agent: hub write failed; retrying");
+                    retry = true;
+                }
+            }
+        }
+    }
+
+    /// Acts on the hub's instruction: heartbeat when due, or leave.
+    async fn step(
+        &self,
+        imcs: &Api<InternalMemberCluster>,
+        imc: &InternalMemberCluster,
+        phase: Phase,
+    ) -> Result<Phase, kube::Error> {
+        let now = self.clock.now();
+        let period = SignedDuration::from_secs(i64::from(
+            imc.spec
+                .heartbeat_period_seconds
+                .unwrap_or(DEFAULT_HEARTBEAT_SECONDS)
+                .max(1),
+        ));
+        match (imc.spec.state, phase) {
+            (ClusterState::Join, Phase::Joined { next, period: p })
+                if p == period && now < next =>
+            {
+                Ok(phase)
+            }
+            (ClusterState::Join, Phase::Joined { next, period: p })
+                if p != period && now < next =>
+            {
+                // The period changed: reschedule from the last heartbeat.
+                let last = next.checked_sub(p).unwrap_or(now);
+                Ok(Phase::Joined {
+                    next: last.checked_add(period).unwrap_or(now).max(now),
+                    period,
+                })
+            }
+            (ClusterState::Join, _) => {
+                self.heartbeat(imcs, imc, now).await?;
+                Ok(Phase::Joined {
+                    next: now.checked_add(period).unwrap_or(now),
+                    period,
+                })
+            }
+            (ClusterState::Leave, Phase::Left) => Ok(phase),
+            (ClusterState::Leave, _) => {
+                self.leave(imcs, imc).await?;
+                Ok(Phase::Left)
+            }
+        }
+    }
+
+    /// Collects the member's report and writes it, with a heartbeat, into the status.
+    async fn heartbeat(
+        &self,
+        imcs: &Api<InternalMemberCluster>,
+        imc: &InternalMemberCluster,
+        now: Timestamp,
+    ) -> Result<(), kube::Error> {
+        let previous = imc.status.clone().unwrap_or_default();
+        let collected = self.collect().await;
+        let (healthy, collection) = match &collected {
+            Ok(r) if r.problems.is_empty() => (
+                (
+                    "True",
+                    "MemberAgentHealthy",
+                    "the member agent reaches the member cluster's API".to_string(),
+                ),
+                (
+                    "True",
+                    "ClusterPropertyCollectionSucceeded",
+                    "all properties were collected".to_string(),
+                ),
+            ),
+            Ok(r) => (
+                (
+                    "True",
+                    "MemberAgentHealthy",
+                    "the member agent reaches the member cluster's API".to_string(),
+                ),
+                (
+                    "False",
+                    "ClusterPropertyCollectionFailed",
+                    r.problems.join("; "),
+                ),
+            ),
+            Err(e) => (
+                (
+                    "False",
+                    "MemberClusterUnreachable",
+                    format!("the member cluster's API failed: {e}"),
+                ),
+                (
+                    "False",
+                    "ClusterPropertyCollectionFailed",
+                    format!("the member cluster's API failed: {e}"),
+                ),
+            ),
+        };
+        let mut conditions = previous.conditions.clone();
+        for (type_, (status, reason, message)) in [
+            (
+                "ClusterPropertyProviderStarted",
+                (
+                    "True",
+                    "ClusterPropertyProviderStarted",
+                    "the property provider is running".to_string(),
+                ),
+            ),
+            ("ClusterPropertyCollectionSucceeded", collection),
+        ] {
+            set_condition(
+                &mut conditions,
+                NewCondition {
+                    type_,
+                    status,
+                    reason,
+                    message,
+                    observed_generation: imc.metadata.generation,
+                },
+                now,
+            );
+        }
+        let mut agent_conditions = previous
+            .agent_status
+            .as_ref()
+            .and_then(|a| a.first())
+            .and_then(|a| a.conditions.clone())
+            .unwrap_or_default();
+        set_agent_condition(
+            &mut agent_conditions,
+            "Joined",
+            (
+                "True",
+                "MemberClusterJoined",
+                "the member agent has joined the fleet".into(),
+            ),
+            imc,
+            now,
+        );
+        set_agent_condition(&mut agent_conditions, "Healthy", healthy, imc, now);
+        let mut status = json!({
+            "conditions": conditions,
+            "agentStatus": [{
+                "type": "MemberAgent",
+                "conditions": agent_conditions,
+                "lastReceivedHeartbeat": rfc3339(now),
+            }],
+        });
+        if let Ok(report) = &collected {
+            status["properties"] = properties_patch(&previous, report, now);
+            status["resourceUsage"] = json!({
+                "capacity": report.usage.capacity,
+                "allocatable": report.usage.allocatable,
+                "available": report.usage.available,
+                "observationTime": rfc3339(now),
+            });
+        }
+        imcs.patch_status(
+            &self.name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Reads the member's nodes, pods and version and computes the report.
+    async fn collect(&self) -> Result<Report, kube::Error> {
+        let nodes: Api<Node> = Api::all(self.member.clone());
+        let pods: Api<Pod> = Api::all(self.member.clone());
+        let nodes = nodes.list(&ListParams::default()).await?.items;
+        let pods = pods.list(&ListParams::default()).await?.items;
+        let version = self.member.apiserver_version().await?.git_version;
+        Ok(report::report(
+            &nodes,
+            &pods,
+            &version,
+            self.prices.as_ref(),
+            &self.overrides,
+        ))
+    }
+
+    /// Removes everything the fleet placed on the member, then reports having left.
+    async fn leave(
+        &self,
+        imcs: &Api<InternalMemberCluster>,
+        imc: &InternalMemberCluster,
+    ) -> Result<(), kube::Error> {
+        let removed = self.remove_placed().await;
+        let now = self.clock.now();
+        let message = match &removed {
+            Ok(0) => {
+                "the member agent left the fleet; nothing had been placed on the member".to_string()
+            }
+            Ok(n) => format!(
+                "the member agent removed {n} AppliedWork(s) and everything placed through them, and left the fleet"
+            ),
+            Err(e) => {
+                format!("the member agent left the fleet but could not remove what was placed: {e}")
+            }
+        };
+        let previous = imc.status.clone().unwrap_or_default();
+        let mut agent_conditions = previous
+            .agent_status
+            .as_ref()
+            .and_then(|a| a.first())
+            .and_then(|a| a.conditions.clone())
+            .unwrap_or_default();
+        set_agent_condition(
+            &mut agent_conditions,
+            "Joined",
+            ("False", "MemberClusterLeft", message),
+            imc,
+            now,
+        );
+        let status = json!({"agentStatus": [{
+            "type": "MemberAgent",
+            "conditions": agent_conditions,
+            "lastReceivedHeartbeat": rfc3339(now),
+        }]});
+        imcs.patch_status(
+            &self.name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Deletes every AppliedWork (foreground, so their owned objects go first) and waits until
+    /// they are gone. Returns how many there were.
+    async fn remove_placed(&self) -> Result<usize, kube::Error> {
+        let api: Api<AppliedWork> = Api::all(self.member.clone());
+        let works = match api.list(&ListParams::default()).await {
+            Ok(list) => list.items,
+            // A cluster without the AppliedWork kind has nothing placed by the fleet.
+            Err(kube::Error::Api(e)) if e.code == 404 => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        for work in &works {
+            let name = work.metadata.name.as_deref().unwrap_or_default();
+            match api.delete(name, &DeleteParams::foreground()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let deadline = tokio::time::Instant::now() + LEAVE_TIMEOUT;
+        while !api
+            .list(&ListParams::default().limit(1))
+            .await?
+            .items
+            .is_empty()
+        {
+            if tokio::time::Instant::now() > deadline {
+                tracing::warn!(member = %self.name, "placed objects still being deleted; leaving anyway");
+                break;
+            }
+            tokio::time::sleep(LEAVE_POLL).await;
+        }
+        Ok(works.len())
+    }
+}
+
+fn set_agent_condition(
+    conditions: &mut Vec<Condition>,
+    type_: &str,
+    (status, reason, message): (&str, &str, String),
+    imc: &InternalMemberCluster,
+    now: Timestamp,
+) {
+    set_condition(
+        conditions,
+        NewCondition {
+            type_,
+            status,
+            reason,
+            message,
+            observed_generation: imc.metadata.generation,
+        },
+        now,
+    );
+}
+
+/// The `status.properties` merge patch: every reported property with its observation time,
+/// and `null` for properties reported before but no longer, so they disappear.
+fn properties_patch(
+    previous: &InternalMemberClusterStatus,
+    report: &Report,
+    now: Timestamp,
+) -> Value {
+    let observed = rfc3339(now);
+    let mut patch: Map<String, Value> = previous
+        .properties
+        .iter()
+        .flatten()
+        .filter(|(name, _)| !report.properties.contains_key(*name))
+        .map(|(name, _)| (name.clone(), Value::Null))
+        .collect();
+    for (name, value) in &report.properties {
+        patch.insert(
+            name.clone(),
+            json!({"value": value, "observationTime": observed}),
+        );
+    }
+    Value::Object(patch)
+}
