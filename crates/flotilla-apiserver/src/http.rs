@@ -155,7 +155,8 @@ fn bytes_response(code: StatusCode, body: impl Into<Body>) -> Response {
         .unwrap_or_default()
 }
 
-fn error_response(err: &ApiError) -> Response {
+/// The Kubernetes `Status` response for `err`.
+pub fn error_response(err: &ApiError) -> Response {
     let code = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp = json_response(code, &err.to_status());
     if let Some(r) = err.retry_after {

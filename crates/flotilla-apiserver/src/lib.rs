@@ -20,6 +20,7 @@ pub mod object;
 pub mod openapi;
 pub mod patching;
 pub mod protobuf;
+pub mod proxy;
 pub mod raw;
 pub mod registry;
 pub mod render;

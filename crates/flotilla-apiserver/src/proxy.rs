@@ -1,0 +1,175 @@
+//! `/clusters/<name>/…`: the hub's window into member clusters it serves in-process (the
+//! simulated members of `flotilla up`). A request there is authenticated as any hub request,
+//! then handed, with the prefix removed, to that member's own API, so
+//! `kubectl --server https://hub/clusters/member-1 get pods -A` talks to the member.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::response::Response;
+use axum::routing::any;
+use http::Uri;
+use tower::ServiceExt;
+
+use crate::http::{ServerConfig, authorized, error_response};
+use crate::status::{ApiError, Target};
+
+/// The member APIs reachable through the hub, by member name; members may come and go while
+/// the hub serves.
+#[derive(Clone, Default)]
+pub struct MemberApis {
+    routers: Arc<RwLock<HashMap<String, Router>>>,
+}
+
+impl std::fmt::Debug for MemberApis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let count = self.routers.read().map(|r| r.len()).unwrap_or_default();
+        f.debug_struct("MemberApis").field("members", &count).finish()
+    }
+}
+
+impl MemberApis {
+    /// Makes member `name`'s API reachable at `/clusters/<name>/`.
+    pub fn insert(&self, name: &str, api: Router) {
+        if let Ok(mut routers) = self.routers.write() {
+            routers.insert(name.to_string(), api);
+        }
+    }
+
+    /// Stops proxying to member `name`.
+    pub fn remove(&self, name: &str) {
+        if let Ok(mut routers) = self.routers.write() {
+            routers.remove(name);
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<Router> {
+        self.routers.read().ok()?.get(name).cloned()
+    }
+}
+
+#[derive(Clone)]
+struct ProxyState {
+    members: MemberApis,
+    config: Arc<ServerConfig>,
+}
+
+/// `hub` with `/clusters/<name>/…` routed to the member APIs in `members`, authenticated
+/// with `config` like the hub's own routes.
+pub fn with_member_proxy(hub: Router, config: ServerConfig, members: MemberApis) -> Router {
+    let state = ProxyState {
+        members,
+        config: Arc::new(config),
+    };
+    Router::new()
+        .route("/clusters/{name}", any(root))
+        .route("/clusters/{name}/", any(root))
+        .route("/clusters/{name}/{*rest}", any(forward))
+        .with_state(state)
+        .fallback_service(hub)
+}
+
+async fn root(State(state): State<ProxyState>, Path(name): Path<String>, req: Request) -> Response {
+    proxy(state, name, String::new(), req).await
+}
+
+async fn forward(
+    State(state): State<ProxyState>,
+    Path((name, rest)): Path<(String, String)>,
+    req: Request,
+) -> Response {
+    proxy(state, name, rest, req).await
+}
+
+async fn proxy(state: ProxyState, name: String, rest: String, mut req: Request) -> Response {
+    if !authorized(&state.config, req.headers()) {
+        return error_response(&ApiError::unauthorized());
+    }
+    let Some(member) = state.members.get(&name) else {
+        let target = Target {
+            group: "cluster.kubernetes-fleet.io".into(),
+            resource: "memberclusters".into(),
+            name: name.clone(),
+        };
+        let mut err = ApiError::not_found(&target);
+        err.message = format!(
+            "member cluster \"{name}\" is not served by this hub (only the simulated members of `flotilla up` are reachable under /clusters/)"
+        );
+        return error_response(&err);
+    };
+    let path_and_query = match req.uri().query() {
+        Some(q) => format!("/{rest}?{q}"),
+        None => format!("/{rest}"),
+    };
+    match path_and_query.parse::<Uri>() {
+        Ok(uri) => *req.uri_mut() = uri,
+        Err(e) => return error_response(&ApiError::bad_request(format!("invalid path: {e}"))),
+    }
+    match member.oneshot(req).await {
+        Ok(resp) => resp,
+        Err(never) => match never {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Hub, HubOptions};
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+
+    async fn call(app: &Router, path: &str, token: &str) -> (u16, serde_json::Value) {
+        let req = http::Request::get(path)
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        let resp = app.clone().oneshot(req).await.unwrap();
+        let code = resp.status().as_u16();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        (code, serde_json::from_slice(&body).unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn member_apis_are_reached_under_clusters_with_hub_authentication() {
+        let store = || Arc::new(flotilla_store::MemoryStore::new());
+        let hub = Hub::start(store(), HubOptions::default()).await.unwrap();
+        let member = Hub::start(
+            store(),
+            HubOptions {
+                system_namespaces: &["default", "only-in-member"],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        let config = ServerConfig {
+            tokens: Some(Arc::new(vec!["secret".into()])),
+            ..ServerConfig::default()
+        };
+        let members = MemberApis::default();
+        members.insert("m1", member.router());
+        let app = with_member_proxy(hub.router(), config, members.clone());
+
+        let (code, body) = call(&app, "/clusters/m1/api/v1/namespaces?limit=10", "secret").await;
+        assert_eq!(code, 200);
+        let names: Vec<_> = body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["default", "only-in-member"]);
+        let (code, body) = call(&app, "/api/v1/namespaces/fleet-system", "secret").await;
+        assert_eq!((code, body["metadata"]["name"].as_str()), (200, Some("fleet-system")));
+
+        let (code, body) = call(&app, "/clusters/m1/api/v1/namespaces", "wrong").await;
+        assert_eq!((code, body["reason"].as_str()), (401, Some("Unauthorized")));
+        let (code, body) = call(&app, "/clusters/m2/version", "secret").await;
+        assert_eq!((code, body["reason"].as_str()), (404, Some("NotFound")));
+        assert!(body["message"].as_str().unwrap().contains("\"m2\""));
+        members.remove("m1");
+        assert_eq!(call(&app, "/clusters/m1/version", "secret").await.0, 404);
+    }
+}
