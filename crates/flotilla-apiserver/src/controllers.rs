@@ -1,6 +1,8 @@
 //! The engine's level-triggered housekeeping controllers: namespace deletion (a deleted
 //! namespace empties itself, then goes) and CRD cleanup (a deleted CRD deletes its objects,
-//! then goes). Both wake on changes under a prefix and resync periodically.
+//! then goes). Both wake on changes under a prefix; while a deletion is still emptying a
+//! namespace or a CRD's objects they also look again every [`RESYNC`], and otherwise they
+//! sleep until the next change (a cluster holds thousands of idle members in one process).
 
 use std::time::Duration;
 
@@ -14,24 +16,37 @@ use crate::registry::ResourceInfo;
 use crate::selectors::ListFilter;
 use crate::status::ApiResult;
 
-/// How often the housekeeping controllers resync without a triggering event.
+/// How often the housekeeping controllers look again while a deletion is in progress.
 const RESYNC: Duration = Duration::from_secs(2);
 
-/// Runs `reconcile` whenever something changes under `prefix` (and every [`RESYNC`]).
+/// Whether a reconcile left work that only time (other deletions finishing) will complete.
+type Pending = bool;
+
+/// Runs `reconcile` whenever something changes under `prefix`, and every [`RESYNC`] while it
+/// reports pending work (or failed).
 async fn level_loop<F, Fut>(engine: Engine, prefix: String, reconcile: F)
 where
     F: Fn(Engine) -> Fut,
-    Fut: std::future::Future<Output = ApiResult<()>>,
+    Fut: std::future::Future<Output = ApiResult<Pending>>,
 {
     loop {
         let mut stream = engine.store.watch(&prefix, engine.store.current_revision());
         loop {
-            if let Err(e) = reconcile(engine.clone()).await {
+            let pending = reconcile(engine.clone()).await.unwrap_or_else(|e| {
                 tracing::warn!(error = %e, prefix, "housekeeping reconcile failed");
-            }
-            match tokio::time::timeout(RESYNC, stream.next()).await {
-                Ok(Some(Ok(_))) | Err(_) => {}
-                Ok(Some(Err(_))) | Ok(None) => break,
+                true
+            });
+            let next = if pending {
+                match tokio::time::timeout(RESYNC, stream.next()).await {
+                    Ok(event) => event,
+                    Err(_) => continue,
+                }
+            } else {
+                stream.next().await
+            };
+            match next {
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
             }
         }
     }
@@ -46,11 +61,12 @@ pub async fn run_namespaces(engine: Engine) {
     level_loop(engine, prefix, reconcile_namespaces).await;
 }
 
-async fn reconcile_namespaces(engine: Engine) -> ApiResult<()> {
+async fn reconcile_namespaces(engine: Engine) -> ApiResult<Pending> {
     let snap = engine.registry.snapshot();
     let Some(ns_info) = snap.get("", "v1", "namespaces") else {
-        return Ok(());
+        return Ok(false);
     };
+    let mut pending = false;
     let namespaces = engine.list(&ns_info, None, &ListFilter::default()).await?;
     for ns in namespaces
         .items
@@ -75,9 +91,11 @@ async fn reconcile_namespaces(engine: Engine) -> ApiResult<()> {
                 .await
                 .map(|_| ())
                 .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
+        } else {
+            pending = true;
         }
     }
-    Ok(())
+    Ok(pending)
 }
 
 /// Deletes every object of `info` in `ns` (all namespaces if None); returns how many remain.
@@ -125,11 +143,12 @@ pub async fn run_crd_cleanup(engine: Engine) {
     level_loop(engine, prefix, reconcile_crds).await;
 }
 
-async fn reconcile_crds(engine: Engine) -> ApiResult<()> {
+async fn reconcile_crds(engine: Engine) -> ApiResult<Pending> {
     let snap = engine.registry.snapshot();
     let Some(crd_info) = snap.get("apiextensions.k8s.io", "v1", "customresourcedefinitions") else {
-        return Ok(());
+        return Ok(false);
     };
+    let mut pending = false;
     let crds = engine.list(&crd_info, None, &ListFilter::default()).await?;
     for crd in crds
         .items
@@ -159,7 +178,9 @@ async fn reconcile_crds(engine: Engine) -> ApiResult<()> {
                 .await
                 .map(|_| ())
                 .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
+        } else {
+            pending = true;
         }
     }
-    Ok(())
+    Ok(pending)
 }

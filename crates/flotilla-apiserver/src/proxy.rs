@@ -26,7 +26,9 @@ pub struct MemberApis {
 impl std::fmt::Debug for MemberApis {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let count = self.routers.read().map(|r| r.len()).unwrap_or_default();
-        f.debug_struct("MemberApis").field("members", &count).finish()
+        f.debug_struct("MemberApis")
+            .field("members", &count)
+            .finish()
     }
 }
 
@@ -162,7 +164,10 @@ mod tests {
             .collect();
         assert_eq!(names, ["default", "only-in-member"]);
         let (code, body) = call(&app, "/api/v1/namespaces/fleet-system", "secret").await;
-        assert_eq!((code, body["metadata"]["name"].as_str()), (200, Some("fleet-system")));
+        assert_eq!(
+            (code, body["metadata"]["name"].as_str()),
+            (200, Some("fleet-system"))
+        );
 
         let (code, body) = call(&app, "/clusters/m1/api/v1/namespaces", "wrong").await;
         assert_eq!((code, body["reason"].as_str()), (401, Some("Unauthorized")));

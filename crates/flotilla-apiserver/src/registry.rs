@@ -175,7 +175,6 @@ impl Snapshot {
 /// The live registry: built-in definitions plus user CRDs, swapped as CRDs change.
 #[derive(Debug)]
 pub struct Registry {
-    builtin: Arc<Vec<Value>>,
     /// The snapshot of the built-ins alone, shared by [`Registry::sibling`]s.
     base: Arc<Snapshot>,
     user: RwLock<Vec<Value>>,
@@ -185,9 +184,8 @@ pub struct Registry {
 impl Registry {
     /// A registry serving the given built-in CRD definitions.
     pub fn new(builtin: Vec<Value>) -> Self {
-        let base = Arc::new(build(&builtin, &[]));
+        let base = Arc::new(build(&builtin));
         Self {
-            builtin: Arc::new(builtin),
             user: RwLock::new(Vec::new()),
             current: RwLock::new(base.clone()),
             base,
@@ -198,7 +196,6 @@ impl Registry {
     /// built-in definitions: thousands of simulated member clusters cost one copy of them.
     pub fn sibling(&self) -> Self {
         Self {
-            builtin: self.builtin.clone(),
             user: RwLock::new(Vec::new()),
             current: RwLock::new(self.base.clone()),
             base: self.base.clone(),
@@ -210,9 +207,14 @@ impl Registry {
         self.current.read().map(|g| g.clone()).unwrap_or_default()
     }
 
-    /// Rebuilds the snapshot from the built-ins plus the given established user CRDs.
+    /// Rebuilds the snapshot from the built-ins plus the given established user CRDs. The
+    /// built-ins' parsed definitions are reused, never parsed again.
     pub fn set_user_crds(&self, crds: &[Value]) {
-        let snapshot = Arc::new(build(&self.builtin, crds));
+        let snapshot = if crds.is_empty() {
+            self.base.clone()
+        } else {
+            Arc::new(extend(&self.base, crds))
+        };
         if let Ok(mut g) = self.current.write() {
             *g = snapshot;
         }
@@ -246,13 +248,27 @@ impl Registry {
     }
 }
 
-fn build(builtin: &[Value], user: &[Value]) -> Snapshot {
+/// A snapshot of the built-in definitions alone.
+fn build(builtin: &[Value]) -> Snapshot {
     let mut snap = Snapshot::default();
-    for (crd, is_builtin) in builtin
-        .iter()
-        .map(|c| (c, true))
-        .chain(user.iter().map(|c| (c, false)))
-    {
+    add(&mut snap, builtin, true);
+    snap
+}
+
+/// `base` (the built-ins) plus the user CRDs.
+fn extend(base: &Snapshot, user: &[Value]) -> Snapshot {
+    let mut snap = Snapshot {
+        by_gvr: base.by_gvr.clone(),
+        groups: base.groups.clone(),
+        crds: HashMap::new(),
+        openapi: std::sync::OnceLock::new(),
+    };
+    add(&mut snap, user, false);
+    snap
+}
+
+fn add(snap: &mut Snapshot, definitions: &[Value], is_builtin: bool) {
+    for crd in definitions {
         let infos = resources_of(crd, is_builtin);
         if infos.is_empty() {
             continue;
@@ -292,7 +308,6 @@ fn build(builtin: &[Value], user: &[Value]) -> Snapshot {
             );
         }
     }
-    snap
 }
 
 /// Kubernetes version ordering: GA > beta > alpha, higher numbers first.

@@ -139,7 +139,6 @@ async fn join(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipErr
         return Ok(Action::await_change());
     }
     let namespace = member_namespace(&name);
-    ensure_namespace(&ctx.client, &namespace, &name).await?;
     let imc = ensure_imc(&ctx.client, mc, &namespace).await?;
     let now = ctx.clock.now();
     let status = status::member_status(mc, Some(&imc), now, &ctx.windows);
@@ -194,6 +193,7 @@ async fn ensure_imc(
         .heartbeat_period_seconds
         .unwrap_or(DEFAULT_HEARTBEAT_SECONDS);
     if let Some(existing) = api.get_opt(&name).await? {
+        // The InternalMemberCluster lives in the namespace, so the namespace exists too.
         if existing.spec.state == ClusterState::Join
             && existing.spec.heartbeat_period_seconds == Some(period)
         {
@@ -204,6 +204,7 @@ async fn ensure_imc(
             .patch(&name, &PatchParams::apply(MANAGER), &Patch::Merge(patch))
             .await;
     }
+    ensure_namespace(client, namespace, &name).await?;
     let owner = mc.controller_owner_ref(&()).map(|mut o| {
         o.block_owner_deletion = Some(false);
         o

@@ -1,9 +1,27 @@
 //! The fleet definition: which simulated members `flotilla up` runs, from a YAML file
-//! (`--fleet FILE`), a generated fleet (`--members N`) or the default six-member fleet.
+//! (`--fleet FILE`, [`Fleet::from_yaml`]), a generated fleet (`--members N`,
+//! [`Fleet::generated`]) or the default six-member fleet ([`Fleet::default_fleet`]).
+//!
+//! A fleet file is one YAML document, `members:` followed by a list of [`MemberSpec`]s in the
+//! camelCase field names of the types below (`examples/fleets/fleet.yaml` is a documented
+//! example). Everything here is pure: the caller reads the file and passes its text.
+//!
+//! The region labels of a member (`topology.kubernetes.io/region`, `fleet.azure.com/location`)
+//! are not stored in the fleet: the caller adds them from `region`.
+
+mod builtin;
+mod error;
+mod validate;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use error::{FleetError, MemberRef, Position, Violation};
+
+/// Labels Flotilla puts on every member from its `region`; a fleet may not set them itself.
+pub const REGION_LABEL_KEYS: [&str; 2] =
+    ["topology.kubernetes.io/region", "fleet.azure.com/location"];
 
 /// A whole fleet of simulated members.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,17 +40,17 @@ pub struct MemberSpec {
     /// Cloud region, e.g. `eastus`.
     pub region: String,
     /// Labels put on the MemberCluster (besides the region labels Flotilla adds).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
     /// Control-plane Kubernetes version, e.g. `1.30.3` (a leading `v` is accepted).
     pub kubernetes_version: String,
     /// Node pools.
     pub node_pools: Vec<NodePoolSpec>,
     /// Property values that add to or override what the member agent reports (name → quantity).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, String>,
     /// Planned maintenance windows (used by cluster update orchestration).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub maintenance_windows: Vec<MaintenanceWindow>,
 }
 
@@ -40,11 +58,12 @@ pub struct MemberSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodePoolSpec {
-    /// Pool name (a DNS label; AKS's `kubernetes.azure.com/agentpool` label).
+    /// Pool name: 1 to 12 lower case alphanumerics starting with a letter, as AKS requires
+    /// (AKS's `kubernetes.azure.com/agentpool` label).
     pub name: String,
     /// Instance type from the simulated cloud's catalog (see [`crate::catalog`]).
     pub instance_type: String,
-    /// Number of nodes.
+    /// Number of nodes, at most 1000.
     pub count: u32,
     /// Node image version, e.g. `AKSUbuntu-2204gen2containerd-202501.12.0`.
     pub node_image_version: String,
@@ -140,3 +159,29 @@ pub struct DateSpan {
     /// Last date.
     pub end: String,
 }
+
+impl Fleet {
+    /// Parses and validates a fleet file, returning the fleet with Kubernetes versions in
+    /// canonical form (`v1.30.3` becomes `1.30.3`).
+    ///
+    /// A YAML syntax error, a value of the wrong type, or an unknown or missing field gives
+    /// [`FleetError::Syntax`] with the line and column and, when inside `members`, the member;
+    /// a well-formed fleet that breaks rules gives [`FleetError::Invalid`] listing every
+    /// violation (see [`Fleet::validate`]).
+    pub fn from_yaml(text: &str) -> Result<Fleet, FleetError> {
+        let fleet: Fleet =
+            serde_saphyr::from_str(text).map_err(|e| FleetError::syntax(text, &e))?;
+        fleet.validate()?;
+        Ok(fleet.normalized())
+    }
+
+    /// The fleet as a fleet file, which [`Fleet::from_yaml`] reads back equal: for
+    /// `flotilla up` to show the fleet it runs, and to start a fleet file from a built-in fleet.
+    pub fn to_yaml(&self) -> String {
+        // Strings, integers and string-keyed maps always serialise.
+        serde_saphyr::to_string(self).expect("a fleet serialises to YAML")
+    }
+}
+
+#[cfg(test)]
+mod tests;

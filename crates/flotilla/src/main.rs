@@ -4,7 +4,10 @@
 //! `crds` prints the CustomResourceDefinitions; `bench` measures the store and API paths.
 
 mod bench;
+mod fleet_runner;
 mod kubeconfig;
+mod member;
+mod prices;
 mod serve;
 mod tls;
 mod up;
@@ -34,6 +37,10 @@ enum Command {
     Up(up::UpArgs),
     /// Run the hub (API server and controllers) against a chosen store.
     Hub(up::HubArgs),
+    /// Run the member agent for a real cluster: join it to the hub and report its properties.
+    Member(member::MemberArgs),
+    /// Print a kubeconfig for one simulated member cluster, reached through the hub.
+    Kubeconfig(member::KubeconfigArgs),
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
     /// Measure performance against a side-by-side etcd where one is installed.
@@ -70,6 +77,11 @@ fn main() -> Result<()> {
             init_tracing(args.log_json);
             runtime.block_on(up::hub(args))
         }
+        Command::Member(args) => {
+            init_tracing(args.log_json);
+            runtime.block_on(member::run(args))
+        }
+        Command::Kubeconfig(args) => runtime.block_on(member::print_kubeconfig(args)),
         Command::Crds => {
             for crd in flotilla_api::fleet_crds() {
                 println!("---");

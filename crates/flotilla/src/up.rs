@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use flotilla_apiserver::proxy::{MemberApis, with_member_proxy};
 use flotilla_apiserver::{Hub, HubOptions, ServerConfig};
+use flotilla_sim::fleet::Fleet;
 use flotilla_store::{SharedStorage, SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
 
-use crate::{kubeconfig, serve, tls};
+use crate::{fleet_runner, kubeconfig, serve, tls};
 
 /// Arguments of `flotilla up`.
 #[derive(Debug, Args)]
@@ -22,10 +24,10 @@ pub struct UpArgs {
     /// Listen address; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub listen: SocketAddr,
-    /// How many simulated member clusters to run.
-    #[arg(long, default_value_t = 6)]
-    pub members: usize,
-    /// A fleet description file instead of --members.
+    /// Run N generated simulated member clusters instead of the default six.
+    #[arg(long, conflicts_with = "fleet")]
+    pub members: Option<usize>,
+    /// Run the simulated members described in this fleet file (see README).
     #[arg(long)]
     pub fleet: Option<PathBuf>,
     /// Run simulated time this many times faster than real time.
@@ -55,22 +57,26 @@ pub struct HubArgs {
 
 /// Runs `flotilla up`.
 pub async fn up(args: UpArgs) -> Result<()> {
-    if args.members > 0 || args.fleet.is_some() {
-        eprintln!(
-            "note: simulated member clusters are not available in this build yet; starting the hub with 0 members \
-             (pass --members 0 to silence this)"
-        );
-    }
     if args.clock_speed.is_nan() || args.clock_speed <= 0.0 {
         bail!("--clock-speed must be positive");
     }
+    let fleet = match (&args.fleet, args.members) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading fleet file {}", path.display()))?;
+            Fleet::from_yaml(&text)
+                .map_err(|e| anyhow::anyhow!("invalid fleet file {}:\n{e}", path.display()))?
+        }
+        (None, Some(n)) => Fleet::generated(n),
+        (None, None) => Fleet::default_fleet(),
+    };
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let store = open_sqlite(&args.data_dir.join("store.db"))?;
     let clock: Arc<dyn flotilla_apiserver::Clock> = Arc::new(
         flotilla_apiserver::clock::ScaledClock::new(args.clock_speed),
     );
-    run_hub(store, &args.data_dir, args.listen, clock).await
+    run_hub(store, &args.data_dir, args.listen, clock, Some(fleet)).await
 }
 
 /// Runs `flotilla hub`.
@@ -92,6 +98,7 @@ pub async fn hub(args: HubArgs) -> Result<()> {
         &args.data_dir,
         args.listen,
         Arc::new(flotilla_apiserver::SystemClock),
+        None,
     )
     .await
 }
@@ -120,20 +127,29 @@ async fn run_hub(
     dir: &Path,
     listen: SocketAddr,
     clock: Arc<dyn flotilla_apiserver::Clock>,
+    fleet: Option<Fleet>,
 ) -> Result<()> {
     let token = load_or_create_token(dir)?;
     let pki = tls::load_or_create(dir, Some(listen.ip()))?;
+    let server_config = ServerConfig {
+        tokens: Some(Arc::new(vec![token.clone()])),
+        ..ServerConfig::default()
+    };
     let options = HubOptions {
-        server: ServerConfig {
-            tokens: Some(Arc::new(vec![token.clone()])),
-            ..ServerConfig::default()
-        },
-        clock,
+        server: server_config.clone(),
+        clock: clock.clone(),
         ..HubOptions::default()
     };
     let hub = Hub::start(store, options)
         .await
         .map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
+    let hub_client = hub.client();
+    let membership = tokio::spawn(flotilla_member::membership::run(
+        hub_client.clone(),
+        clock.clone(),
+    ));
+    let member_apis = MemberApis::default();
+    let app = with_member_proxy(hub.router(), server_config, member_apis.clone());
     let listener = TcpListener::bind(listen)
         .await
         .with_context(|| format!("listening on {listen}"))?;
@@ -156,18 +172,40 @@ async fn run_hub(
     let abs = std::fs::canonicalize(&kubeconfig_path).unwrap_or(kubeconfig_path);
     println!("Flotilla hub is serving at {server}");
     println!("  export KUBECONFIG={}", abs.display());
-    println!("  kubectl api-resources --api-group=placement.kubernetes-fleet.io");
+    println!("  kubectl get memberclusters");
+    println!(
+        "  flotilla kubeconfig <member> > member.kubeconfig   # kubectl into a simulated member"
+    );
     println!("Press Ctrl-C to stop; state is kept in {}.", dir.display());
     let tls_config = tls::server_config(&pki)?;
-    tokio::select! {
-        r = serve::serve_tls(listener, tls_config, hub.router()) => r?,
-        _ = shutdown_signal() => eprintln!("shutting down"),
-    }
+    let members = async {
+        match fleet {
+            Some(fleet) => {
+                let runtime = fleet_runner::FleetRuntime {
+                    hub: hub_client,
+                    clock,
+                    apis: member_apis,
+                };
+                fleet_runner::run(fleet, runtime).await
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let result = tokio::select! {
+        r = serve::serve_tls(listener, tls_config, app) => r,
+        r = members => r,
+        _ = shutdown_signal() => {
+            eprintln!("shutting down");
+            Ok(())
+        }
+    };
+    membership.abort();
     drop(hub);
-    Ok(())
+    result
 }
 
-async fn shutdown_signal() {
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
         Err(_) => return std::future::pending().await,

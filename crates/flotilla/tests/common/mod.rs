@@ -11,17 +11,25 @@ pub struct HubProcess {
     child: Option<Child>,
     dir: tempfile::TempDir,
     cache: tempfile::TempDir,
+    fleet_args: Vec<String>,
 }
 
 impl HubProcess {
     /// Starts `flotilla up --members 0 --listen 127.0.0.1:0` in a fresh data directory.
     pub fn start() -> Self {
+        Self::start_with(&["--members", "0"])
+    }
+
+    /// Starts `flotilla up ARGS --listen 127.0.0.1:0` in a fresh data directory (ARGS choose
+    /// the simulated fleet, e.g. `--fleet FILE`; empty means the default six members).
+    pub fn start_with(fleet_args: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = tempfile::tempdir().expect("tempdir");
         let mut hub = Self {
             child: None,
             dir,
             cache,
+            fleet_args: fleet_args.iter().map(|a| a.to_string()).collect(),
         };
         hub.spawn();
         hub
@@ -41,14 +49,9 @@ impl HubProcess {
     pub fn spawn(&mut self) {
         let _ = std::fs::remove_file(self.kubeconfig());
         let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .args([
-                "up",
-                "--members",
-                "0",
-                "--listen",
-                "127.0.0.1:0",
-                "--data-dir",
-            ])
+            .arg("up")
+            .args(&self.fleet_args)
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(self.dir.path())
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())

@@ -1,0 +1,295 @@
+//! A simulated member cluster: Flotilla's API engine over a memory store, its nodes, and one
+//! task running the machinery a real cluster runs behind its API (workload controllers,
+//! scheduler, kubelets, service allocation). A member agent talks to it with kube-rs exactly
+//! as to a real cluster.
+
+mod machinery;
+mod writer;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use flotilla_apiserver::engine::WriteOptions;
+use flotilla_apiserver::registry::Registry;
+use flotilla_apiserver::status::{ApiError, ApiResult};
+use flotilla_apiserver::{Clock, Compaction, Engine, Hub, HubOptions, SystemClock};
+use flotilla_store::{ListRequest, MemoryStore};
+use k8s_openapi::api::core::v1::Node;
+use tokio::task::JoinHandle;
+
+use crate::actions::Action;
+use crate::fleet::MemberSpec;
+use crate::kubelet::Timing;
+use crate::node_pool::{self, AGENT_POOL_LABEL, UnknownInstanceType};
+use crate::reconcile::Settings;
+use crate::{services, version};
+use machinery::Machinery;
+use writer::Writer;
+
+/// The namespaces a member cluster has from the start.
+pub const MEMBER_NAMESPACES: &[&str] =
+    &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// How a simulated member behaves.
+#[derive(Clone)]
+pub struct SimOptions {
+    /// From a pod's scheduling to its containers running and Ready.
+    pub readiness_delay: Duration,
+    /// How long a Job's pod runs before it succeeds.
+    pub job_duration: Duration,
+    /// The clock the member's machinery reads and sleeps on.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for SimOptions {
+    /// 5 s to readiness, 10 s jobs, wall-clock time.
+    fn default() -> Self {
+        SimOptions {
+            readiness_delay: Duration::from_secs(5),
+            job_duration: Duration::from_secs(10),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl std::fmt::Debug for SimOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimOptions")
+            .field("readiness_delay", &self.readiness_delay)
+            .field("job_duration", &self.job_duration)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a simulated member could not start or change.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A node pool names an instance type the catalog lacks.
+    #[error(transparent)]
+    InstanceType(#[from] UnknownInstanceType),
+    /// The member has no node pool of that name.
+    #[error("member {member:?} has no node pool {pool:?}")]
+    UnknownPool {
+        /// The member.
+        member: String,
+        /// The pool asked for.
+        pool: String,
+    },
+    /// The member's API refused a write.
+    #[error("member API: {0}")]
+    Api(#[from] ApiError),
+}
+
+/// A running simulated member cluster. Dropping it stops its machinery and its engine's
+/// housekeeping.
+pub struct SimCluster {
+    name: String,
+    hub: Hub,
+    clock: Arc<dyn Clock>,
+    spec: Arc<RwLock<MemberSpec>>,
+    machinery: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for SimCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimCluster")
+            .field("name", &self.name())
+            .field("engine", self.hub.engine())
+            .finish_non_exhaustive()
+    }
+}
+
+fn to_duration(d: Duration) -> jiff::SignedDuration {
+    jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX)
+}
+
+impl SimCluster {
+    /// The built-in kinds a member serves (the core Kubernetes kinds and the fleet's
+    /// member-side kinds), parsed once; every member serves a [`Registry::sibling`] of it.
+    pub fn member_kinds() -> Arc<Registry> {
+        let definitions = flotilla_api::member_crds()
+            .into_iter()
+            .filter_map(|crd| serde_json::to_value(crd).ok())
+            .collect();
+        Arc::new(Registry::new(definitions))
+    }
+
+    /// Starts the member described by `spec`: its API engine serving `kinds`, its namespaces,
+    /// the `kubernetes` service, its nodes, and the task running its machinery. Must run
+    /// inside a tokio runtime.
+    pub async fn start(
+        spec: &MemberSpec,
+        options: SimOptions,
+        kinds: &Arc<Registry>,
+    ) -> Result<SimCluster, SimError> {
+        let nodes = node_pool::nodes(spec, options.clock.now())?;
+        let hub = Hub::start(
+            Arc::new(MemoryStore::new()),
+            HubOptions {
+                kinds: Some(kinds.clone()),
+                system_namespaces: MEMBER_NAMESPACES,
+                clock: options.clock.clone(),
+                compaction: Compaction {
+                    interval: Duration::from_secs(300),
+                    retain: 1000,
+                },
+                ..Default::default()
+            },
+        )
+        .await?;
+        let mut writer = Writer::new(hub.engine().clone())?;
+        let now = options.clock.now();
+        writer
+            .execute(Action::create(&services::kubernetes_service()), now)
+            .await?;
+        for node in &nodes {
+            create_node(&mut writer, node, now).await?;
+        }
+        let settings = Settings {
+            member: spec.name.clone(),
+            timing: Timing {
+                readiness_delay: to_duration(options.readiness_delay),
+                job_duration: to_duration(options.job_duration),
+            },
+        };
+        let clock = options.clock;
+        let machinery = tokio::spawn(Machinery::new(writer, settings, clock.clone()).run());
+        Ok(SimCluster {
+            name: spec.name.clone(),
+            hub,
+            clock,
+            spec: Arc::new(RwLock::new(spec.clone())),
+            machinery,
+        })
+    }
+
+    /// The member's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The member as it is now (its Kubernetes version and node images follow upgrades).
+    pub fn spec(&self) -> MemberSpec {
+        self.read_spec().clone()
+    }
+
+    fn read_spec(&self) -> std::sync::RwLockReadGuard<'_, MemberSpec> {
+        self.spec.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The member's API engine.
+    pub fn engine(&self) -> &Engine {
+        self.hub.engine()
+    }
+
+    /// The member's API as a router; `/version` reports its control plane's version.
+    pub fn router(&self) -> axum::Router {
+        let spec = self.spec.clone();
+        self.hub.router().route(
+            "/version",
+            axum::routing::get(move || {
+                let version = spec
+                    .read()
+                    .map(|s| s.kubernetes_version.clone())
+                    .unwrap_or_default();
+                async move { axum::Json(version::document(&version)) }
+            }),
+        )
+    }
+
+    /// A kube-rs client talking to this member in-process.
+    pub fn client(&self) -> kube::Client {
+        flotilla_apiserver::client::in_process(self.router(), "default")
+    }
+
+    /// The control plane's Kubernetes version, e.g. `1.30.3`.
+    pub fn kubernetes_version(&self) -> String {
+        self.read_spec()
+            .kubernetes_version
+            .trim_start_matches('v')
+            .to_string()
+    }
+
+    /// Upgrades the control plane to `version` (`1.31.1` or `v1.31.1`).
+    pub async fn set_kubernetes_version(&self, version: &str) {
+        let mut spec = self.spec.write().unwrap_or_else(|e| e.into_inner());
+        spec.kubernetes_version = version.trim_start_matches('v').to_string();
+    }
+
+    /// Moves node pool `pool` to node image `image`: the pool's nodes are relabelled and
+    /// report the image's OS.
+    pub async fn set_node_image(&self, pool: &str, image: &str) -> Result<(), SimError> {
+        {
+            let mut spec = self.spec.write().unwrap_or_else(|e| e.into_inner());
+            let member = spec.name.clone();
+            let found = spec
+                .node_pools
+                .iter_mut()
+                .find(|p| p.name == pool)
+                .ok_or_else(|| SimError::UnknownPool {
+                    member,
+                    pool: pool.to_string(),
+                })?;
+            found.node_image_version = image.to_string();
+        }
+        let mut writer = Writer::new(self.engine().clone())?;
+        let info = writer.info("Node")?.clone();
+        let listed = self
+            .engine()
+            .store()
+            .list(ListRequest {
+                prefix: info.prefix(),
+                ..Default::default()
+            })
+            .await
+            .map_err(ApiError::from)?;
+        for kv in listed.items {
+            let Ok(mut node) = serde_json::from_slice::<Node>(&kv.value) else {
+                continue;
+            };
+            let in_pool = node
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(AGENT_POOL_LABEL))
+                .is_some_and(|p| p == pool);
+            if !in_pool {
+                continue;
+            }
+            node.metadata.resource_version = Some(kv.mod_revision.to_string());
+            let updated = node_pool::with_image(&node, image);
+            let now = self.clock.now();
+            writer.execute(Action::update(&updated), now).await?;
+            if let Some(status) = &updated.status {
+                writer
+                    .execute(Action::write_status(&updated, status), now)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Creates a node and writes its status (which a create does not store).
+async fn create_node(writer: &mut Writer, node: &Node, now: jiff::Timestamp) -> ApiResult<()> {
+    let info = writer.info("Node")?.clone();
+    let body = serde_json::to_value(node).map_err(|e| ApiError::internal(e.to_string()))?;
+    let created = writer
+        .engine()
+        .create(&info, None, body, &WriteOptions::default())
+        .await?;
+    let stored: Node =
+        serde_json::from_value(created.object).map_err(|e| ApiError::internal(e.to_string()))?;
+    if let Some(status) = &node.status {
+        writer
+            .execute(Action::write_status(&stored, status), now)
+            .await?;
+    }
+    Ok(())
+}
+
+impl Drop for SimCluster {
+    fn drop(&mut self) {
+        self.machinery.abort();
+    }
+}

@@ -1,0 +1,187 @@
+//! The simulated fleet of `flotilla up`: for each member of the fleet definition, its
+//! MemberCluster on the hub, its simulated cluster, its API under `/clusters/<name>/` and its
+//! member agent; then progress until every member has joined.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use flotilla_api::cluster::MemberCluster;
+use flotilla_api::conditions::is_true;
+use flotilla_apiserver::Clock;
+use flotilla_apiserver::proxy::MemberApis;
+use flotilla_member::Agent;
+use flotilla_sim::cluster::{SimCluster, SimOptions};
+use flotilla_sim::fleet::{Fleet, MemberSpec, REGION_LABEL_KEYS};
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use crate::prices::CatalogPrices;
+
+/// Field manager of the MemberClusters `up` writes.
+const MANAGER: &str = "flotilla-up";
+/// How many members are brought up at once.
+const START_CONCURRENCY: usize = 64;
+
+/// Everything the simulated fleet shares.
+pub struct FleetRuntime {
+    /// In-process client of the hub.
+    pub hub: Client,
+    /// The clock every member follows.
+    pub clock: Arc<dyn Clock>,
+    /// Where member APIs are published for the hub's proxy.
+    pub apis: MemberApis,
+}
+
+/// Brings every member of `fleet` up, reports progress until all have joined, then keeps
+/// them running until the returned future is dropped.
+pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
+    let total = fleet.members.len();
+    if total == 0 {
+        return std::future::pending().await;
+    }
+    let started = Instant::now();
+    eprintln!("starting {total} simulated member cluster(s)…");
+    let kinds = SimCluster::member_kinds();
+    let runtime = &runtime;
+    let kinds = &kinds;
+    let members: Vec<SimCluster> = futures::stream::iter(fleet.members)
+        .map(|spec| async move { start_member(spec, runtime, kinds).await })
+        .buffer_unordered(START_CONCURRENCY)
+        .try_collect()
+        .await?;
+    eprintln!(
+        "{total} member cluster(s) started in {:.1}s; waiting for their agents to join",
+        started.elapsed().as_secs_f64()
+    );
+    wait_until_joined(&runtime.hub, total, started).await;
+    // Keep the simulated clusters alive for as long as the hub runs.
+    let _members = members;
+    std::future::pending().await
+}
+
+async fn start_member(
+    spec: MemberSpec,
+    runtime: &FleetRuntime,
+    kinds: &Arc<flotilla_apiserver::registry::Registry>,
+) -> Result<SimCluster> {
+    ensure_member_cluster(&runtime.hub, &spec).await?;
+    let options = SimOptions {
+        clock: runtime.clock.clone(),
+        ..SimOptions::default()
+    };
+    let sim = SimCluster::start(&spec, options, kinds)
+        .await
+        .with_context(|| format!("starting simulated member {}", spec.name))?;
+    runtime.apis.insert(&spec.name, sim.router());
+    let agent = Agent {
+        name: spec.name.clone(),
+        hub: runtime.hub.clone(),
+        member: sim.client(),
+        clock: runtime.clock.clone(),
+        prices: Arc::new(CatalogPrices),
+        overrides: spec.properties.clone(),
+    };
+    tokio::spawn(agent.run());
+    Ok(sim)
+}
+
+/// The MemberCluster of a simulated member: labels from the fleet definition plus the region
+/// labels (`topology.kubernetes.io/region`, `fleet.azure.com/location`).
+fn member_cluster(spec: &MemberSpec) -> serde_json::Value {
+    let mut labels = serde_json::Map::new();
+    for (k, v) in &spec.labels {
+        labels.insert(k.clone(), json!(v));
+    }
+    for key in REGION_LABEL_KEYS {
+        labels.insert(key.into(), json!(spec.region));
+    }
+    json!({
+        "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+        "kind": "MemberCluster",
+        "metadata": {"name": spec.name, "labels": labels},
+        "spec": {
+            "identity": {"kind": "ServiceAccount", "name": format!("fleet-member-agent-{}", spec.name), "namespace": "fleet-system"},
+            "heartbeatPeriodSeconds": 60,
+        },
+    })
+}
+
+/// Creates the member's MemberCluster, or (after a restart) re-applies the fields `up` owns.
+async fn ensure_member_cluster(hub: &Client, spec: &MemberSpec) -> Result<()> {
+    let api: Api<MemberCluster> = Api::all(hub.clone());
+    let desired = member_cluster(spec);
+    let object: MemberCluster = serde_json::from_value(desired.clone())?;
+    match api.create(&PostParams::default(), &object).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => {
+            api.patch(
+                &spec.name,
+                &PatchParams::apply(MANAGER).force(),
+                &Patch::Apply(desired),
+            )
+            .await
+            .with_context(|| format!("updating MemberCluster {}", spec.name))?;
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("creating MemberCluster {}", spec.name)),
+    }
+}
+
+/// Prints how many members have joined (at most once a second, from a watch of the
+/// MemberClusters) until all `total` have.
+async fn wait_until_joined(hub: &Client, total: usize, started: Instant) {
+    let api: Api<MemberCluster> = Api::all(hub.clone());
+    let mut events = Box::pin(watcher(api, watcher::Config::default()).default_backoff());
+    let mut joined: HashMap<String, bool> = HashMap::new();
+    let mut last_report = Instant::now();
+    let mut reported = usize::MAX;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(watcher::Event::Apply(mc) | watcher::Event::InitApply(mc)) => {
+                let is_joined = mc
+                    .status
+                    .as_ref()
+                    .is_some_and(|s| is_true(&s.conditions, "Joined"));
+                joined.insert(mc.name_any(), is_joined);
+            }
+            Ok(watcher::Event::Delete(mc)) => {
+                joined.remove(&mc.name_any());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "watching member clusters"),
+        }
+        let count = joined.values().filter(|j| **j).count();
+        if count >= total {
+            eprintln!(
+                "all {total} member cluster(s) joined in {:.1}s (resident memory {})",
+                started.elapsed().as_secs_f64(),
+                resident_memory().unwrap_or_else(|| "unknown".into())
+            );
+            return;
+        }
+        if count != reported && last_report.elapsed() >= Duration::from_secs(1) {
+            eprintln!("  {count}/{total} member cluster(s) joined");
+            reported = count;
+            last_report = Instant::now();
+        }
+    }
+}
+
+/// This process's resident memory, from `/proc/self/status`.
+fn resident_memory() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(format!("{:.0} MiB", kib as f64 / 1024.0))
+}
