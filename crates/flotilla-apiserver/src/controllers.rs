@@ -4,7 +4,10 @@
 //! namespace or a CRD's objects they also look again every [`RESYNC`], and otherwise they
 //! sleep until the next change (a cluster holds thousands of idle members in one process).
 
+use std::collections::BTreeSet;
 use std::time::Duration;
+
+use flotilla_store::EventKind;
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -52,48 +55,117 @@ where
     }
 }
 
-/// Runs the namespace-deletion controller forever.
+/// Runs the namespace-deletion controller forever. It keeps the set of terminating
+/// namespaces from the watch (reading only each changed namespace, so thousands of namespaces
+/// cost nothing while none is deleted) and works only on those.
 pub async fn run_namespaces(engine: Engine) {
     let Some(info) = engine.registry.snapshot().get("", "v1", "namespaces") else {
         return;
     };
     let prefix = info.prefix();
-    level_loop(engine, prefix, reconcile_namespaces).await;
+    loop {
+        let revision = engine.store.current_revision();
+        let mut stream = engine.store.watch(&prefix, revision);
+        let mut terminating = match engine.list(&info, None, &ListFilter::default()).await {
+            Ok(list) => list
+                .items
+                .iter()
+                .filter(|n| meta_str(n, "deletionTimestamp").is_some())
+                .filter_map(|n| meta_str(n, "name").map(String::from))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "listing namespaces");
+                tokio::time::sleep(RESYNC).await;
+                continue;
+            }
+        };
+        loop {
+            let pending = finish_namespaces(&engine, &mut terminating)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "namespace deletion failed");
+                    true
+                });
+            let next = if pending {
+                match tokio::time::timeout(RESYNC, stream.next()).await {
+                    Ok(event) => event,
+                    Err(_) => continue,
+                }
+            } else {
+                stream.next().await
+            };
+            match next {
+                Some(Ok(event)) => note_namespace(&event, &mut terminating),
+                Some(Err(_)) | None => break,
+            }
+        }
+    }
 }
 
-async fn reconcile_namespaces(engine: Engine) -> ApiResult<Pending> {
+/// The fields of a stored namespace the controller needs.
+#[derive(serde::Deserialize)]
+struct NamespaceMeta {
+    metadata: NamespaceMetaFields,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NamespaceMetaFields {
+    name: String,
+    #[serde(default)]
+    deletion_timestamp: Option<serde::de::IgnoredAny>,
+}
+
+/// Adds a namespace to `terminating` when an event shows it being deleted; drops it when gone.
+fn note_namespace(event: &flotilla_store::Event, terminating: &mut BTreeSet<String>) {
+    let Ok(ns) = serde_json::from_slice::<NamespaceMeta>(&event.kv.value) else {
+        return;
+    };
+    match event.kind {
+        EventKind::Delete => {
+            terminating.remove(&ns.metadata.name);
+        }
+        EventKind::Put if ns.metadata.deletion_timestamp.is_some() => {
+            terminating.insert(ns.metadata.name);
+        }
+        EventKind::Put => {}
+    }
+}
+
+/// Empties each terminating namespace and releases those that are empty. Returns whether any
+/// still has objects being deleted.
+async fn finish_namespaces(
+    engine: &Engine,
+    terminating: &mut BTreeSet<String>,
+) -> ApiResult<Pending> {
     let snap = engine.registry.snapshot();
     let Some(ns_info) = snap.get("", "v1", "namespaces") else {
         return Ok(false);
     };
     let mut pending = false;
-    let namespaces = engine.list(&ns_info, None, &ListFilter::default()).await?;
-    for ns in namespaces
-        .items
-        .iter()
-        .filter(|n| meta_str(n, "deletionTimestamp").is_some())
-    {
-        let name = meta_str(ns, "name").unwrap_or_default().to_string();
+    for name in terminating.clone() {
         let mut remaining = 0;
         for info in snap.storage_resources().iter().filter(|r| r.namespaced) {
-            remaining += empty_collection(&engine, info, Some(&name)).await?;
+            remaining += empty_collection(engine, info, Some(&name)).await?;
         }
-        if remaining == 0 {
-            engine
-                .update_existing(&ns_info, None, &name, |obj| {
-                    if let Some(f) = obj
-                        .pointer_mut("/spec/finalizers")
-                        .and_then(Value::as_array_mut)
-                    {
-                        f.retain(|x| x != NAMESPACE_FINALIZER);
-                    }
-                })
-                .await
-                .map(|_| ())
-                .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
-        } else {
+        if remaining > 0 {
             pending = true;
+            continue;
         }
+        engine
+            .update_existing(&ns_info, None, &name, |obj| {
+                if let Some(f) = obj
+                    .pointer_mut("/spec/finalizers")
+                    .and_then(Value::as_array_mut)
+                {
+                    f.retain(|x| x != NAMESPACE_FINALIZER);
+                }
+            })
+            .await
+            .map(|_| ())
+            .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
+        // Its deletion event removes it from the set; until then, look again.
+        pending = true;
     }
     Ok(pending)
 }

@@ -496,7 +496,10 @@ mod tests {
                 }
             }
         }
-        assert_eq!(roots, 20, "every served core kind but the CRD has a wire table");
+        assert_eq!(
+            roots, 20,
+            "every served core kind but the CRD has a wire table"
+        );
     }
 
     #[test]
