@@ -6,6 +6,7 @@
 pub mod field_error;
 pub mod managed_fields;
 pub mod patch;
+pub mod quantity;
 pub mod schema;
 pub mod selector;
 pub mod table;

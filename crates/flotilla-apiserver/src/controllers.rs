@@ -25,6 +25,40 @@ const RESYNC: Duration = Duration::from_secs(2);
 /// Whether a reconcile left work that only time (other deletions finishing) will complete.
 type Pending = bool;
 
+/// What a housekeeping loop does next.
+enum Next {
+    /// Something changed.
+    Event(flotilla_store::Event),
+    /// Pending work is due another look.
+    LookAgain,
+    /// The watch ended (compaction or shutdown): start over.
+    Ended,
+}
+
+/// Waits for the next change; with `pending` work, for at most [`RESYNC`].
+async fn next_event(stream: &mut flotilla_store::WatchStream, pending: Pending) -> Next {
+    let event = if pending {
+        match tokio::time::timeout(RESYNC, stream.next()).await {
+            Ok(event) => event,
+            Err(_) => return Next::LookAgain,
+        }
+    } else {
+        stream.next().await
+    };
+    match event {
+        Some(Ok(event)) => Next::Event(event),
+        Some(Err(_)) | None => Next::Ended,
+    }
+}
+
+/// A reconcile's pending flag; a failed reconcile is logged and counts as pending (retried).
+fn or_retry(result: ApiResult<Pending>, prefix: &str) -> Pending {
+    result.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, prefix, "housekeeping reconcile failed");
+        true
+    })
+}
+
 /// Runs `reconcile` whenever something changes under `prefix`, and every [`RESYNC`] while it
 /// reports pending work (or failed).
 async fn level_loop<F, Fut>(engine: Engine, prefix: String, reconcile: F)
@@ -35,21 +69,10 @@ where
     loop {
         let mut stream = engine.store.watch(&prefix, engine.store.current_revision());
         loop {
-            let pending = reconcile(engine.clone()).await.unwrap_or_else(|e| {
-                tracing::warn!(error = %e, prefix, "housekeeping reconcile failed");
-                true
-            });
-            let next = if pending {
-                match tokio::time::timeout(RESYNC, stream.next()).await {
-                    Ok(event) => event,
-                    Err(_) => continue,
-                }
-            } else {
-                stream.next().await
-            };
-            match next {
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => break,
+            let pending = or_retry(reconcile(engine.clone()).await, &prefix);
+            match next_event(&mut stream, pending).await {
+                Next::Event(_) | Next::LookAgain => {}
+                Next::Ended => break,
             }
         }
     }
@@ -80,23 +103,11 @@ pub async fn run_namespaces(engine: Engine) {
             }
         };
         loop {
-            let pending = finish_namespaces(&engine, &mut terminating)
-                .await
-                .unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "namespace deletion failed");
-                    true
-                });
-            let next = if pending {
-                match tokio::time::timeout(RESYNC, stream.next()).await {
-                    Ok(event) => event,
-                    Err(_) => continue,
-                }
-            } else {
-                stream.next().await
-            };
-            match next {
-                Some(Ok(event)) => note_namespace(&event, &mut terminating),
-                Some(Err(_)) | None => break,
+            let pending = or_retry(finish_namespaces(&engine, &mut terminating).await, &prefix);
+            match next_event(&mut stream, pending).await {
+                Next::Event(event) => note_namespace(&event, &mut terminating),
+                Next::LookAgain => {}
+                Next::Ended => break,
             }
         }
     }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_api::cluster::member_cluster::AgentType;
 use flotilla_api::cluster::{ClusterState, InternalMemberCluster, InternalMemberClusterStatus};
 use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::placement::AppliedWork;
@@ -234,12 +235,7 @@ impl Agent {
                 now,
             );
         }
-        let mut agent_conditions = previous
-            .agent_status
-            .as_ref()
-            .and_then(|a| a.first())
-            .and_then(|a| a.conditions.clone())
-            .unwrap_or_default();
+        let mut agent_conditions = agent_conditions(&previous);
         set_agent_condition(
             &mut agent_conditions,
             "Joined",
@@ -254,11 +250,7 @@ impl Agent {
         set_agent_condition(&mut agent_conditions, "Healthy", healthy, imc, now);
         let mut status = json!({
             "conditions": conditions,
-            "agentStatus": [{
-                "type": "MemberAgent",
-                "conditions": agent_conditions,
-                "lastReceivedHeartbeat": rfc3339(now),
-            }],
+            "agentStatus": member_agent_status(agent_conditions, now),
         });
         if let Ok(report) = &collected {
             status["properties"] = properties_patch(&previous, report, now);
@@ -269,13 +261,19 @@ impl Agent {
                 "observationTime": rfc3339(now),
             });
         }
-        imcs.patch_status(
-            &self.name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": status})),
-        )
-        .await
-        .map(drop)
+        self.write_status(imcs, status).await
+    }
+
+    /// Merges `status` into the InternalMemberCluster's status.
+    async fn write_status(
+        &self,
+        imcs: &Api<InternalMemberCluster>,
+        status: Value,
+    ) -> Result<(), kube::Error> {
+        let patch = Patch::Merge(json!({"status": status}));
+        imcs.patch_status(&self.name, &PatchParams::default(), &patch)
+            .await
+            .map(drop)
     }
 
     /// Reads the member's nodes, pods and version and computes the report.
@@ -314,12 +312,7 @@ impl Agent {
             }
         };
         let previous = imc.status.clone().unwrap_or_default();
-        let mut agent_conditions = previous
-            .agent_status
-            .as_ref()
-            .and_then(|a| a.first())
-            .and_then(|a| a.conditions.clone())
-            .unwrap_or_default();
+        let mut agent_conditions = agent_conditions(&previous);
         set_agent_condition(
             &mut agent_conditions,
             "Joined",
@@ -327,18 +320,8 @@ impl Agent {
             imc,
             now,
         );
-        let status = json!({"agentStatus": [{
-            "type": "MemberAgent",
-            "conditions": agent_conditions,
-            "lastReceivedHeartbeat": rfc3339(now),
-        }]});
-        imcs.patch_status(
-            &self.name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": status})),
-        )
-        .await
-        .map(drop)
+        let status = json!({"agentStatus": member_agent_status(agent_conditions, now)});
+        self.write_status(imcs, status).await
     }
 
     /// Deletes every AppliedWork (foreground, so their owned objects go first) and waits until
@@ -374,6 +357,26 @@ impl Agent {
         }
         Ok(works.len())
     }
+}
+
+/// The member agent's conditions as last written, so transition times carry over.
+fn agent_conditions(status: &InternalMemberClusterStatus) -> Vec<Condition> {
+    status
+        .agent_status
+        .iter()
+        .flatten()
+        .find(|a| a.type_ == AgentType::MemberAgent)
+        .and_then(|a| a.conditions.clone())
+        .unwrap_or_default()
+}
+
+/// `status.agentStatus`: the member agent's conditions and a heartbeat at `now`.
+fn member_agent_status(conditions: Vec<Condition>, now: Timestamp) -> Value {
+    json!([{
+        "type": "MemberAgent",
+        "conditions": conditions,
+        "lastReceivedHeartbeat": rfc3339(now),
+    }])
 }
 
 fn set_agent_condition(

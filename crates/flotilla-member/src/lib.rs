@@ -6,11 +6,12 @@
 //! - [`agent`] runs once per member cluster: it heartbeats, reports the member's properties
 //!   ([`report`]) and, on leaving, removes everything the fleet placed on the member.
 //!
-//! They live together because they share the InternalMemberCluster contract.
+//! They live together because they share the InternalMemberCluster contract. The decisions
+//! are pure functions: [`report::report`] (properties from nodes, pods and prices) and
+//! [`membership::status::member_status`] (the MemberCluster status from what the agent wrote).
 
 pub mod agent;
 pub mod membership;
-pub mod quantity;
 pub mod report;
 
 pub use agent::Agent;

@@ -19,7 +19,7 @@ use flotilla_api::cluster::properties::{
 };
 use k8s_openapi::api::core::v1::{Node, Pod, ResourceRequirements};
 
-use crate::quantity;
+use flotilla_apimachinery::quantity;
 
 /// Node label holding the instance type (VM size).
 pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
@@ -113,8 +113,8 @@ pub fn report(
         (Capacity::Allocatable, allocatable),
         (Capacity::Available, available),
     ] {
-        let cpu = quantity::format_cpu(totals.cpu_millis);
-        let memory = quantity::format_memory(totals.memory_bytes);
+        let cpu = quantity::format_cpu(totals.cpu_millis.max(0).unsigned_abs());
+        let memory = quantity::format_memory(totals.memory_bytes.max(0).unsigned_abs());
         out.properties
             .insert(resource_property(which, "cpu"), cpu.clone());
         out.properties
@@ -152,13 +152,13 @@ pub fn report(
     out
 }
 
+/// A node's capacity or allocatable resources.
+type ResourceList = BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>;
+
+/// Sums one resource figure of every node, noting nodes whose figures are missing or unreadable.
 fn sum<'a>(
     nodes: &'a [Node],
-    figures: impl Fn(
-        &'a Node,
-    ) -> Option<
-        &'a BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-    >,
+    figures: impl Fn(&'a Node) -> Option<&'a ResourceList>,
     problems: &mut Vec<String>,
 ) -> Totals {
     let mut totals = Totals::default();
@@ -168,8 +168,12 @@ fn sum<'a>(
             problems.push(format!("node {name} reports no capacity"));
             continue;
         };
-        let cpu = map.get("cpu").and_then(|q| quantity::cpu_millis(&q.0));
-        let memory = map.get("memory").and_then(|q| quantity::bytes(&q.0));
+        let cpu = map
+            .get("cpu")
+            .and_then(|q| whole(quantity::parse_milli(&q.0)));
+        let memory = map
+            .get("memory")
+            .and_then(|q| whole(quantity::parse_units(&q.0)));
         match (cpu, memory) {
             (Some(cpu), Some(memory)) => {
                 totals.cpu_millis += cpu;
@@ -195,34 +199,41 @@ fn requests_on(nodes: &[Node], pods: &[Pod]) -> Totals {
         if !on_node || matches!(phase, Some("Succeeded" | "Failed")) {
             continue;
         }
-        let requests = |r: &Option<ResourceRequirements>, key: &str| -> f64 {
+        let requests = |r: &Option<ResourceRequirements>, key: &str, parse: Parse| -> i64 {
             r.as_ref()
                 .and_then(|r| r.requests.as_ref())
                 .and_then(|m| m.get(key))
-                .and_then(|q| quantity::parse(&q.0))
-                .unwrap_or(0.0)
+                .and_then(|q| whole(parse(&q.0)))
+                .unwrap_or(0)
         };
-        for (key, slot) in [("cpu", 1000.0), ("memory", 1.0)] {
-            let main: f64 = spec
+        // A pod needs the larger of its containers' sum and its largest init container.
+        let need = |key: &str, parse: Parse| -> i64 {
+            let main: i64 = spec
                 .containers
                 .iter()
-                .map(|c| requests(&c.resources, key))
+                .map(|c| requests(&c.resources, key, parse))
                 .sum();
             let init = spec
                 .init_containers
                 .iter()
                 .flatten()
-                .map(|c| requests(&c.resources, key))
-                .fold(0.0, f64::max);
-            let amount = (main.max(init) * slot).ceil() as i64;
-            if key == "cpu" {
-                totals.cpu_millis += amount;
-            } else {
-                totals.memory_bytes += amount;
-            }
-        }
+                .map(|c| requests(&c.resources, key, parse))
+                .max()
+                .unwrap_or(0);
+            main.max(init)
+        };
+        totals.cpu_millis += need("cpu", quantity::parse_milli);
+        totals.memory_bytes += need("memory", quantity::parse_units);
     }
     totals
+}
+
+/// A quantity parser: text to an exact integer amount.
+type Parse = fn(&str) -> Option<i128>;
+
+/// An exact amount that fits an `i64`.
+fn whole(amount: Option<i128>) -> Option<i64> {
+    amount.and_then(|a| i64::try_from(a).ok())
 }
 
 /// Summed hourly price of the nodes, or which node could not be priced.

@@ -20,7 +20,6 @@ pub mod node_pool;
 pub mod objects;
 pub mod pod_state;
 pub mod pod_template;
-pub mod quantity;
 pub mod reconcile;
 pub mod replicaset;
 pub mod resources;

@@ -17,7 +17,7 @@ use crate::catalog::{self, InstanceType};
 use crate::fleet::{MemberSpec, NodePoolSpec};
 use crate::ids::{fnv1a32, hex_digest, uuid_like};
 use crate::objects::time;
-use crate::quantity::{format_cpu, format_kibibytes};
+use flotilla_apimachinery::quantity::{format_cpu, format_kibibytes};
 
 /// The label naming a node's AKS agent pool.
 pub const AGENT_POOL_LABEL: &str = "kubernetes.azure.com/agentpool";

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Container, Node, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use crate::quantity::{parse_milli, parse_units};
+use flotilla_apimachinery::quantity::{parse_milli, parse_units};
 
 /// An amount of the resources the scheduler accounts for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -12,7 +12,8 @@ use super::{
     Fleet, FleetError, MaintenanceWindow, MemberRef, MemberSpec, NodePoolSpec, REGION_LABEL_KEYS,
     Schedule, Violation,
 };
-use crate::{catalog, quantity};
+use crate::catalog;
+use flotilla_apimachinery::quantity;
 
 /// Most nodes one pool may have (AKS's limit per node pool).
 const MAX_POOL_NODES: u32 = 1000;

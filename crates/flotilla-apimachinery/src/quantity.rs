@@ -86,6 +86,25 @@ pub fn format_cpu(millicores: u64) -> String {
     }
 }
 
+/// A memory amount in canonical form: the largest binary suffix that divides it exactly
+/// (`16Gi`, `15872Mi`, `123Ki`), else plain bytes, for cluster totals people read.
+pub fn format_memory(bytes: u64) -> String {
+    for (suffix, shift) in [
+        ("Ei", 60),
+        ("Pi", 50),
+        ("Ti", 40),
+        ("Gi", 30),
+        ("Mi", 20),
+        ("Ki", 10),
+    ] {
+        let unit = 1u64 << shift;
+        if bytes != 0 && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Memory as a node reports it, in kibibytes (`16393244Ki`).
 pub fn format_kibibytes(bytes: u64) -> String {
     format!("{}Ki", bytes / 1024)
@@ -94,6 +113,22 @@ pub fn format_kibibytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_formats_with_the_largest_exact_suffix() {
+        assert_eq!(format_memory(16 << 30), "16Gi");
+        assert_eq!(format_memory((16 << 30) - (512 << 20)), "15872Mi");
+        assert_eq!(format_memory(1000), "1000");
+        assert_eq!(format_memory(0), "0");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn canonical_forms_parse_back(millis in 0u64..10_000_000, bytes in 0u64..(1 << 50)) {
+            proptest::prop_assert_eq!(parse_milli(&format_cpu(millis)), Some(i128::from(millis)));
+            proptest::prop_assert_eq!(parse_units(&format_memory(bytes)), Some(i128::from(bytes)));
+        }
+    }
 
     #[test]
     fn parses_like_kubernetes() {
