@@ -256,7 +256,7 @@ pub fn reconcile(ds: &DaemonSet, pods: &[&Pod], nodes: &[Node], now: Timestamp) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::fixtures::{daemon_set, node, running_pod};
+    use crate::objects::fixtures::{created_pods, daemon_set, node, running_pod, written_status};
     use k8s_openapi::api::core::v1::Taint;
 
     fn now() -> Timestamp {
@@ -264,14 +264,11 @@ mod tests {
     }
 
     fn created_for(plan: &Plan) -> Vec<String> {
-        plan.actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::CreatePod { pod, .. } => {
-                    let p: Pod = serde_json::from_value(pod.clone()).unwrap();
-                    target_node(&p).map(String::from)
-                }
-                _ => None,
+        created_pods(plan)
+            .into_iter()
+            .filter_map(|pod| {
+                let p: Pod = serde_json::from_value(pod.clone()).unwrap();
+                target_node(&p).map(String::from)
             })
             .collect()
     }
@@ -328,14 +325,7 @@ mod tests {
         let plan = reconcile(&ds, &[&stray], &nodes, now());
         assert_eq!(created_for(&plan), vec!["n1"]);
         assert_eq!(deleted(&plan), vec!["agent-b"]);
-        let status = plan
-            .actions
-            .iter()
-            .find_map(|a| match a {
-                Action::WriteStatus { status, .. } => Some(status.clone()),
-                _ => None,
-            })
-            .unwrap();
+        let status = written_status(&plan).unwrap();
         assert_eq!(status["desiredNumberScheduled"], 1);
         assert_eq!(status["numberMisscheduled"], 1);
         assert_eq!(status["currentNumberScheduled"], 0);

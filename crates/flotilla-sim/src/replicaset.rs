@@ -124,7 +124,7 @@ fn deletion_rank(pod: &Pod) -> impl Ord + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::fixtures::{pod_json, replica_set, running_pod};
+    use crate::objects::fixtures::{pod_json, replica_set, running_pod, written_status};
     use crate::objects::time;
     use crate::pod_template::POD_TEMPLATE_HASH;
 
@@ -187,14 +187,7 @@ mod tests {
             .insert(POD_TEMPLATE_HASH.into(), "abc".into());
         let fresh = running_pod("b", "n1", "2026-01-01T00:00:50Z");
         let plan = reconcile(&rs, &[&long_ready, &fresh], now());
-        let status = plan
-            .actions
-            .iter()
-            .find_map(|a| match a {
-                Action::WriteStatus { status, .. } => Some(status.clone()),
-                _ => None,
-            })
-            .unwrap();
+        let status = written_status(&plan).unwrap();
         assert_eq!(status["replicas"], 2);
         assert_eq!(status["readyReplicas"], 2);
         assert_eq!(status["availableReplicas"], 1);

@@ -178,6 +178,7 @@ pub fn allocate(services: &[Service], member: &str) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::objects::fixtures::written_status;
 
     fn service(name: &str, kind: &str, cluster_ip: Option<&str>) -> Service {
         Service {
@@ -271,14 +272,7 @@ mod tests {
             .map(|p| p.node_port)
             .collect();
         assert_eq!(ports, vec![Some(30001), Some(30000)]);
-        let status = plan
-            .actions
-            .iter()
-            .find_map(|a| match a {
-                Action::WriteStatus { status, .. } => Some(status.clone()),
-                _ => None,
-            })
-            .unwrap();
+        let status = written_status(&plan).unwrap();
         let ip = status["loadBalancer"]["ingress"][0]["ip"].as_str().unwrap();
         let [a, b] = public_prefix("m1");
         assert_eq!(ip, format!("20.{a}.{b}.4"));

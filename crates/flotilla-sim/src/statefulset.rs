@@ -209,21 +209,16 @@ pub fn reconcile(set: &StatefulSet, pods: &[&Pod], now: Timestamp) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::fixtures::{running_pod, stateful_set};
+    use crate::objects::fixtures::{created_pods, running_pod, stateful_set, written_status};
 
     fn now() -> Timestamp {
         "2026-01-01T00:01:00Z".parse().unwrap()
     }
 
     fn created(plan: &Plan) -> Vec<String> {
-        plan.actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::CreatePod { pod, .. } => {
-                    Some(pod["metadata"]["name"].as_str().unwrap().to_string())
-                }
-                _ => None,
-            })
+        created_pods(plan)
+            .into_iter()
+            .map(|pod| pod["metadata"]["name"].as_str().unwrap().to_string())
             .collect()
     }
 
@@ -316,14 +311,7 @@ mod tests {
         let pods: Vec<Pod> = (0..2).map(|o| member(&set, o, true)).collect();
         let refs: Vec<&Pod> = pods.iter().collect();
         let plan = reconcile(&set, &refs, now());
-        let status = plan
-            .actions
-            .iter()
-            .find_map(|a| match a {
-                Action::WriteStatus { status, .. } => Some(status.clone()),
-                _ => None,
-            })
-            .unwrap();
+        let status = written_status(&plan).unwrap();
         let revision = format!("db-{}", template_hash(&set.spec.template));
         assert_eq!(status["replicas"], 2);
         assert_eq!(status["readyReplicas"], 2);

@@ -26,6 +26,25 @@ use crate::objects::{controller_uid, name_of, namespace_of, time, uid_of};
 use crate::pod_template::POD_TEMPLATE_HASH;
 use crate::reconcile::{ClusterState, Settings, plan};
 
+/// The status a plan writes, if it writes one.
+pub fn written_status(plan: &Plan) -> Option<Value> {
+    plan.actions.iter().find_map(|a| match a {
+        Action::WriteStatus { status, .. } => Some(status.clone()),
+        _ => None,
+    })
+}
+
+/// The pods a plan creates.
+pub fn created_pods(plan: &Plan) -> Vec<&Value> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreatePod { pod, .. } => Some(pod),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The start of every test's clock.
 pub fn t0() -> Timestamp {
     "2026-01-01T00:00:00Z".parse().unwrap()
