@@ -35,6 +35,8 @@ pub struct FleetRuntime {
     pub clock: Arc<dyn Clock>,
     /// Where member APIs are published for the hub's proxy.
     pub apis: MemberApis,
+    /// From a pod's scheduling to its readiness, on the clock.
+    pub readiness_delay: Duration,
 }
 
 /// Brings every member of `fleet` up, reports progress until all have joined, then keeps
@@ -72,6 +74,7 @@ async fn start_member(
     ensure_member_cluster(&runtime.hub, &spec).await?;
     let options = SimOptions {
         clock: runtime.clock.clone(),
+        readiness_delay: runtime.readiness_delay,
         ..SimOptions::default()
     };
     let sim = SimCluster::start(&spec, options, kinds)

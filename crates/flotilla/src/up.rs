@@ -33,6 +33,10 @@ pub struct UpArgs {
     /// Run simulated time this many times faster than real time.
     #[arg(long, default_value_t = 1.0)]
     pub clock_speed: f64,
+    /// Simulated seconds from a pod's scheduling to its containers being Ready, in every
+    /// simulated member.
+    #[arg(long, default_value_t = 5.0)]
+    pub readiness_delay: f64,
     /// Log as JSON lines.
     #[arg(long)]
     pub log_json: bool,
@@ -55,11 +59,21 @@ pub struct HubArgs {
     pub log_json: bool,
 }
 
+/// The simulated members `up` runs, and how they behave.
+struct SimulatedFleet {
+    fleet: Fleet,
+    readiness_delay: std::time::Duration,
+}
+
 /// Runs `flotilla up`.
 pub async fn up(args: UpArgs) -> Result<()> {
     if args.clock_speed.is_nan() || args.clock_speed <= 0.0 {
         bail!("--clock-speed must be positive");
     }
+    let readiness_delay =
+        std::time::Duration::try_from_secs_f64(args.readiness_delay).map_err(|_| {
+            anyhow::anyhow!("--readiness-delay must be a non-negative number of seconds")
+        })?;
     let fleet = match (&args.fleet, args.members) {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path)
@@ -76,7 +90,11 @@ pub async fn up(args: UpArgs) -> Result<()> {
     let clock: Arc<dyn flotilla_apiserver::Clock> = Arc::new(
         flotilla_apiserver::clock::ScaledClock::new(args.clock_speed),
     );
-    run_hub(store, &args.data_dir, args.listen, clock, Some(fleet)).await
+    let members = SimulatedFleet {
+        fleet,
+        readiness_delay,
+    };
+    run_hub(store, &args.data_dir, args.listen, clock, Some(members)).await
 }
 
 /// Runs `flotilla hub`.
@@ -127,7 +145,7 @@ async fn run_hub(
     dir: &Path,
     listen: SocketAddr,
     clock: Arc<dyn flotilla_apiserver::Clock>,
-    fleet: Option<Fleet>,
+    fleet: Option<SimulatedFleet>,
 ) -> Result<()> {
     let token = load_or_create_token(dir)?;
     let pki = tls::load_or_create(dir, Some(listen.ip()))?;
@@ -180,13 +198,14 @@ async fn run_hub(
     let tls_config = tls::server_config(&pki)?;
     let members = async {
         match fleet {
-            Some(fleet) => {
+            Some(members) => {
                 let runtime = fleet_runner::FleetRuntime {
                     hub: hub_client,
                     clock,
                     apis: member_apis,
+                    readiness_delay: members.readiness_delay,
                 };
-                fleet_runner::run(fleet, runtime).await
+                fleet_runner::run(members.fleet, runtime).await
             }
             None => std::future::pending().await,
         }

@@ -44,7 +44,7 @@ fn flotilla(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn default_fleet_joins_with_columns_and_members_are_reachable() {
-    let hub = HubProcess::start_with(&[]);
+    let hub = HubProcess::start_with(&["--readiness-delay", "4"]);
     eventually("6 members joined", 90, || {
         (joined_count(&hub) == 6).then_some(())
     });
