@@ -6,6 +6,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::work::WorkResourceIdentifier;
+
 /// Which Work on the hub this AppliedWork records.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[kube(
@@ -37,27 +39,13 @@ pub struct AppliedWorkStatus {
     pub applied_resources: Vec<AppliedResourceMeta>,
 }
 
-/// One object applied from a Work.
+/// One object applied from a Work: the manifest's identifier and the object's UID.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppliedResourceMeta {
-    /// Index of the manifest in the Work.
-    pub ordinal: i32,
-    /// API group.
-    #[serde(default)]
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Kind.
-    pub kind: String,
-    /// Resource (plural).
-    #[serde(default)]
-    pub resource: String,
-    /// Namespace, empty for cluster-scoped objects.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-    /// Name.
-    pub name: String,
+    /// Which manifest it came from.
+    #[serde(flatten)]
+    pub identifier: WorkResourceIdentifier,
     /// UID of the applied object.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uid: String,

@@ -2,24 +2,30 @@
 
 pub mod applied_work;
 pub mod approval_request;
+pub mod binding;
 pub mod cluster_resource_placement;
 pub mod policy;
 pub mod selector;
+pub mod snapshots;
 pub mod staged_update_run;
 pub mod staged_update_strategy;
 pub mod status;
 pub mod strategy;
+pub mod work;
 
 pub use applied_work::AppliedWork;
 pub use approval_request::{ApprovalRequestSpec, ApprovalRequestStatus, ClusterApprovalRequest};
+pub use binding::{BindingState, ClusterResourceBinding, ResourceBindingSpec};
 pub use cluster_resource_placement::{
     ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
 };
+pub use snapshots::{ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot};
 pub use staged_update_run::{
     ClusterStagedUpdateRun, UpdateRunSpec, UpdateRunState, UpdateRunStatus,
 };
 pub use staged_update_strategy::{ClusterStagedUpdateStrategy, UpdateStrategySpec};
 pub use status::PlacementStatus;
+pub use work::Work;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
@@ -35,6 +41,10 @@ pub fn member_crds() -> Vec<CustomResourceDefinition> {
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
         served_versions(ClusterResourcePlacement::crd()),
+        served_versions(ClusterSchedulingPolicySnapshot::crd()),
+        served_versions(ClusterResourceSnapshot::crd()),
+        served_versions(ClusterResourceBinding::crd()),
+        served_versions(Work::crd()),
         served_versions(ClusterStagedUpdateStrategy::crd()),
         served_versions(ClusterStagedUpdateRun::crd()),
         served_versions(ClusterApprovalRequest::crd()),

@@ -69,6 +69,10 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "MemberCluster",
             "InternalMemberCluster",
             "ClusterResourcePlacement",
+            "ClusterSchedulingPolicySnapshot",
+            "ClusterResourceSnapshot",
+            "ClusterResourceBinding",
+            "Work",
             "ClusterStagedUpdateStrategy",
             "ClusterStagedUpdateRun",
             "ClusterApprovalRequest"
@@ -76,7 +80,7 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
     );
     for crd in &crds {
         let kind = &crd.spec.names.kind;
-        let scope = if kind == "InternalMemberCluster" {
+        let scope = if ["InternalMemberCluster", "Work"].contains(&kind.as_str()) {
             "Namespaced"
         } else {
             "Cluster"
