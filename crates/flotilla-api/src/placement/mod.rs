@@ -4,6 +4,7 @@ pub mod applied_work;
 pub mod approval_request;
 pub mod binding;
 pub mod cluster_resource_placement;
+pub mod overrides;
 pub mod policy;
 pub mod selector;
 pub mod snapshots;
@@ -19,6 +20,7 @@ pub use binding::{BindingState, ClusterResourceBinding, ResourceBindingSpec};
 pub use cluster_resource_placement::{
     ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
 };
+pub use overrides::{ClusterResourceOverride, ResourceOverride};
 pub use snapshots::{ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot};
 pub use staged_update_run::{
     ClusterStagedUpdateRun, UpdateRunSpec, UpdateRunState, UpdateRunStatus,
@@ -45,6 +47,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         served_versions(ClusterResourceSnapshot::crd()),
         served_versions(ClusterResourceBinding::crd()),
         served_versions(Work::crd()),
+        served_versions(ClusterResourceOverride::crd()),
+        served_versions(ResourceOverride::crd()),
         served_versions(ClusterStagedUpdateStrategy::crd()),
         served_versions(ClusterStagedUpdateRun::crd()),
         served_versions(ClusterApprovalRequest::crd()),

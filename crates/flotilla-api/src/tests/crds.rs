@@ -73,6 +73,8 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "ClusterResourceSnapshot",
             "ClusterResourceBinding",
             "Work",
+            "ClusterResourceOverride",
+            "ResourceOverride",
             "ClusterStagedUpdateStrategy",
             "ClusterStagedUpdateRun",
             "ClusterApprovalRequest"
@@ -80,11 +82,12 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
     );
     for crd in &crds {
         let kind = &crd.spec.names.kind;
-        let scope = if ["InternalMemberCluster", "Work"].contains(&kind.as_str()) {
-            "Namespaced"
-        } else {
-            "Cluster"
-        };
+        let scope =
+            if ["InternalMemberCluster", "Work", "ResourceOverride"].contains(&kind.as_str()) {
+                "Namespaced"
+            } else {
+                "Cluster"
+            };
         assert_eq!(crd.spec.scope, scope, "{kind}");
         assert_eq!(
             crd.metadata.name.as_deref(),

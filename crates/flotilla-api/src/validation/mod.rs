@@ -6,6 +6,7 @@ mod common;
 mod crd;
 mod format;
 mod member_cluster;
+mod overrides;
 pub(crate) mod path;
 mod placement;
 mod staged_update;
@@ -30,6 +31,8 @@ pub fn validate(group: &str, kind: &str, new: &Value, old: Option<&Value>) -> Ve
             staged_update::validate_approval_request(new, old)
         }
         (CLUSTER_GROUP, "MemberCluster") => member_cluster::validate(new),
+        (PLACEMENT_GROUP, "ClusterResourceOverride") => overrides::validate_cluster(new, old),
+        (PLACEMENT_GROUP, "ResourceOverride") => overrides::validate_namespaced(new, old),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         _ => Vec::new(),
     }
