@@ -13,6 +13,7 @@
 pub mod agent;
 pub mod membership;
 pub mod report;
+pub mod work;
 
 pub use agent::Agent;
 pub use report::PriceSource;
