@@ -47,6 +47,16 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
         return std::future::pending().await;
     }
     let started = Instant::now();
+    // Heartbeats are stamped to the second: anything from this second on is from this run.
+    let since = runtime
+        .clock
+        .now()
+        .round(
+            jiff::TimestampRound::new()
+                .smallest(jiff::Unit::Second)
+                .mode(jiff::RoundMode::Trunc),
+        )
+        .unwrap_or_else(|_| runtime.clock.now());
     eprintln!("starting {total} simulated member cluster(s)…");
     let kinds = SimCluster::member_kinds();
     let runtime = &runtime;
@@ -60,7 +70,7 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
         "{total} member cluster(s) started in {:.1}s; waiting for their agents to join",
         started.elapsed().as_secs_f64()
     );
-    wait_until_joined(&runtime.hub, total, started).await;
+    wait_until_joined(&runtime.hub, total, started, since).await;
     // Keep the simulated clusters alive for as long as the hub runs.
     let _members = members;
     std::future::pending().await
@@ -136,8 +146,9 @@ async fn ensure_member_cluster(hub: &Client, spec: &MemberSpec) -> Result<()> {
 }
 
 /// Prints how many members have joined (at most once a second, from a watch of the
-/// MemberClusters) until all `total` have.
-async fn wait_until_joined(hub: &Client, total: usize, started: Instant) {
+/// MemberClusters) until all `total` have. A member counts once it is `Joined` with a heartbeat
+/// from this run (`since` on the clock), so a restart does not count the previous run's status.
+async fn wait_until_joined(hub: &Client, total: usize, started: Instant, since: jiff::Timestamp) {
     let api: Api<MemberCluster> = Api::all(hub.clone());
     let mut events = Box::pin(watcher(api, watcher::Config::default()).default_backoff());
     let mut joined: HashMap<String, bool> = HashMap::new();
@@ -146,10 +157,14 @@ async fn wait_until_joined(hub: &Client, total: usize, started: Instant) {
     while let Some(event) = events.next().await {
         match event {
             Ok(watcher::Event::Apply(mc) | watcher::Event::InitApply(mc)) => {
-                let is_joined = mc
-                    .status
-                    .as_ref()
-                    .is_some_and(|s| is_true(&s.conditions, "Joined"));
+                let is_joined = mc.status.as_ref().is_some_and(|s| {
+                    is_true(&s.conditions, "Joined")
+                        && s.agent_status.iter().flatten().any(|a| {
+                            a.last_received_heartbeat
+                                .as_ref()
+                                .is_some_and(|hb| hb.0 >= since)
+                        })
+                });
                 joined.insert(mc.name_any(), is_joined);
             }
             Ok(watcher::Event::Delete(mc)) => {
