@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::cluster::eligibility::{self, EligibilityWindows};
-use flotilla_api::cluster::member_cluster::AgentType;
+use flotilla_api::cluster::member_cluster::{AgentType, MEMBER_NAMESPACE_PREFIX};
 use flotilla_api::cluster::{ClusterState, InternalMemberCluster, MemberCluster};
 use flotilla_api::conditions::find;
 use flotilla_apiserver::clock::{Clock, Deadlines};
@@ -33,8 +33,6 @@ use serde_json::json;
 
 /// Finalizer the hub keeps on a MemberCluster until the member has left.
 pub const FINALIZER: &str = "kubernetes-fleet.io/membercluster-finalizer";
-/// Prefix of each member's namespace on the hub.
-pub const NAMESPACE_PREFIX: &str = "fleet-member-";
 /// Label on a member namespace naming its member.
 pub const MEMBER_LABEL: &str = "kubernetes-fleet.io/member-cluster-name";
 /// Field manager of the hub's membership writes.
@@ -46,7 +44,7 @@ const LEAVE_POLL: Duration = Duration::from_millis(500);
 
 /// The namespace of member `name` on the hub.
 pub fn member_namespace(name: &str) -> String {
-    format!("{NAMESPACE_PREFIX}{name}")
+    format!("{MEMBER_NAMESPACE_PREFIX}{name}")
 }
 
 /// Errors of one reconcile.
@@ -304,5 +302,5 @@ fn agent_done(mc: &MemberCluster, imc: &InternalMemberCluster, ctx: &Context) ->
 
 /// The member a hub namespace belongs to, if it is a member namespace.
 pub fn member_of_namespace(namespace: &str) -> Option<&str> {
-    namespace.strip_prefix(NAMESPACE_PREFIX)
+    namespace.strip_prefix(MEMBER_NAMESPACE_PREFIX)
 }

@@ -11,6 +11,13 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// Prefix of each member's namespace on the hub: `fleet-member-<name>`.
+pub const MEMBER_NAMESPACE_PREFIX: &str = "fleet-member-";
+
+/// Longest member name, so that the member's namespace `fleet-member-<name>` is still a DNS
+/// label.
+pub const MAX_MEMBER_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
+
 /// Desired state of a MemberCluster.
 // Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
 #[allow(clippy::duplicated_attributes)]

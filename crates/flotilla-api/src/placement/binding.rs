@@ -13,6 +13,11 @@ use super::status::{
 };
 use super::strategy::{ApplyStrategy, DeleteStrategy};
 
+/// Annotation on an `Unscheduled` binding with the state it had before (KubeFleet's
+/// `PreviousBindingStateAnnotation`), so a cluster picked again gets its binding back as it
+/// was.
+pub const PREVIOUS_STATE_ANNOTATION: &str = "kubernetes-fleet.io/previous-binding-state";
+
 /// What a binding places where.
 #[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]

@@ -6,12 +6,7 @@ use serde_json::{Value, json};
 use super::common::{field, list, string};
 use super::format::{is_dns1123_label, is_label_value, is_qualified_name};
 use super::path::Path;
-
-/// Longest member name: its namespace `fleet-member-<name>` must still be a DNS label.
-const MAX_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
-
-/// Prefix of each member's namespace on the hub.
-const MEMBER_NAMESPACE_PREFIX: &str = "fleet-member-";
+use crate::cluster::member_cluster::{MAX_MEMBER_NAME, MEMBER_NAMESPACE_PREFIX};
 
 /// Validates a member cluster: its name is a DNS label short enough for its namespace, its
 /// identity is a proper RBAC subject and its taints are well-formed and unique.
@@ -26,13 +21,13 @@ pub(crate) fn validate(new: &Value) -> Vec<FieldError> {
                  characters or '-', starting and ending with an alphanumeric character \
                  (e.g. 'member-1', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
             ));
-        } else if name.len() > MAX_NAME {
+        } else if name.len() > MAX_MEMBER_NAME {
             errors.push(FieldError::new(
                 FieldErrorType::TooLong,
                 "metadata.name",
                 Some(json!(name)),
                 format!(
-                    "may not be more than {MAX_NAME} bytes (the member's namespace \
+                    "may not be more than {MAX_MEMBER_NAME} bytes (the member's namespace \
                      {MEMBER_NAMESPACE_PREFIX}<name> must be a DNS label)"
                 ),
             ));

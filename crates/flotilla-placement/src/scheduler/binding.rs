@@ -4,15 +4,11 @@
 use std::collections::{HashMap, HashSet};
 
 use flotilla_api::cluster::MemberCluster;
+use flotilla_api::placement::binding::PREVIOUS_STATE_ANNOTATION;
 use flotilla_api::placement::snapshots::ClusterScore;
 use flotilla_api::placement::{BindingState, ClusterResourceBinding};
 
 use super::cluster_name;
-
-/// Annotation on an `Unscheduled` binding with the state it had before (KubeFleet's
-/// `PreviousBindingStateAnnotation`); the controller sets it when it carries out
-/// [`BindingChange::Unschedule`](super::BindingChange::Unschedule).
-pub const PREVIOUS_STATE_ANNOTATION: &str = "kubernetes-fleet.io/previous-binding-state";
 
 /// What the scheduler needs to know about one existing binding of the placement.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -52,7 +52,7 @@ use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::placement::policy::{PlacementPolicy, PlacementType};
 use k8s_openapi::jiff::Timestamp;
 
-pub use binding::{BindingView, PREVIOUS_STATE_ANNOTATION};
+pub use binding::BindingView;
 pub use decision::{BindingChange, Decision, ScheduledCondition, TARGET_CLUSTERS_LIMIT};
 pub use flotilla_api::placement::BindingState;
 pub use flotilla_api::placement::snapshots::{ClusterDecision, ClusterScore};

@@ -13,6 +13,7 @@ use super::{
     Schedule, Violation,
 };
 use crate::catalog;
+use flotilla_api::cluster::member_cluster::MAX_MEMBER_NAME;
 use flotilla_apimachinery::quantity;
 
 /// Most nodes one pool may have (AKS's limit per node pool).
@@ -378,9 +379,6 @@ fn dns_label_problem(value: &str) -> Option<String> {
         })
     })
 }
-
-/// Longest member name: the hub's namespace `fleet-member-<name>` must be a DNS label too.
-const MAX_MEMBER_NAME: usize = 63 - "fleet-member-".len();
 
 fn member_name_length_problem(name: &str) -> Option<String> {
     (name.len() > MAX_MEMBER_NAME).then(|| {
