@@ -3,6 +3,7 @@
 //! The API server is a thin HTTP shell around these functions, and the member agent reuses them
 //! (patching, field ownership, selectors). Every function here is deterministic and table-tested.
 
+pub mod canonical;
 pub mod field_error;
 pub mod managed_fields;
 pub mod patch;

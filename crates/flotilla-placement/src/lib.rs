@@ -6,3 +6,5 @@
 //! [`scheduler::requeue`] says which member-cluster changes should send placements back to it.
 
 pub mod scheduler;
+pub mod selection;
+pub mod snapshot;

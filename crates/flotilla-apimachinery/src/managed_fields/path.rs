@@ -38,14 +38,14 @@ impl PathElement {
         fields.sort_by(|a, b| a.0.cmp(b.0));
         let object: Map<String, Value> = fields
             .into_iter()
-            .map(|(name, value)| (name.to_owned(), canonical(value)))
+            .map(|(name, value)| (name.to_owned(), crate::canonical::sorted(value)))
             .collect();
         Self(format!("k:{}", Value::Object(object)))
     }
 
     /// The step to the set-list element equal to `value`.
     pub(crate) fn value(value: &Value) -> Self {
-        Self(format!("v:{}", canonical(value)))
+        Self(format!("v:{}", crate::canonical::to_string(value)))
     }
 
     /// Parses a `FieldsV1` key (anything but `.`), canonicalising JSON payloads.
@@ -140,23 +140,5 @@ impl FieldPath {
 impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.iter().try_for_each(|element| element.fmt(f))
-    }
-}
-
-/// `value` with every object's keys sorted, so its JSON text is canonical.
-fn canonical(value: &Value) -> Value {
-    match value {
-        Value::Object(object) => {
-            let mut entries: Vec<(&String, &Value)> = object.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(name, value)| (name.clone(), canonical(value)))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        scalar => scalar.clone(),
     }
 }
