@@ -5,6 +5,7 @@
 //! other cluster is not used, and which bindings to create, refresh or unschedule.
 //! [`scheduler::requeue`] says which member-cluster changes should send placements back to it.
 
+pub mod controller;
 pub mod scheduler;
 pub mod selection;
 pub mod snapshot;

@@ -8,6 +8,7 @@ mod fleet_runner;
 mod kubeconfig;
 mod member;
 mod prices;
+mod preview;
 mod serve;
 mod tls;
 mod up;
@@ -41,6 +42,8 @@ enum Command {
     Member(member::MemberArgs),
     /// Print a kubeconfig for one simulated member cluster, reached through the hub.
     Kubeconfig(member::KubeconfigArgs),
+    /// Show what a ClusterResourcePlacement would do on the fleet as it is now, changing nothing.
+    Preview(preview::PreviewArgs),
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
     /// Measure performance against a side-by-side etcd where one is installed.
@@ -82,6 +85,7 @@ fn main() -> Result<()> {
             runtime.block_on(member::run(args))
         }
         Command::Kubeconfig(args) => runtime.block_on(member::print_kubeconfig(args)),
+        Command::Preview(args) => runtime.block_on(preview::run(args)),
         Command::Crds => {
             for crd in flotilla_api::fleet_crds() {
                 println!("---");

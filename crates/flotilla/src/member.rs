@@ -96,6 +96,21 @@ async fn client_from(kubeconfig_text: &str) -> Result<kube::Client> {
     Ok(kube::Client::try_from(config)?)
 }
 
+/// The text of the hub's kubeconfig: `flag`, else `$KUBECONFIG`, else `.flotilla/kubeconfig`
+/// (where `flotilla up` writes it).
+fn hub_kubeconfig(flag: Option<PathBuf>) -> Result<String> {
+    let path = flag
+        .or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
+        .unwrap_or_else(|| crate::default_data_dir().join("kubeconfig"));
+    std::fs::read_to_string(&path)
+        .with_context(|| format!("reading the hub's kubeconfig {}", path.display()))
+}
+
+/// A client for the hub, from its kubeconfig (see [`hub_kubeconfig`]).
+pub async fn hub_client(flag: Option<PathBuf>) -> Result<kube::Client> {
+    client_from(&hub_kubeconfig(flag)?).await
+}
+
 /// Arguments of `flotilla kubeconfig`.
 #[derive(Debug, Args)]
 pub struct KubeconfigArgs {
@@ -109,12 +124,7 @@ pub struct KubeconfigArgs {
 /// Prints a kubeconfig for one simulated member, reached through the hub at
 /// `/clusters/<member>/` with the hub's credentials.
 pub async fn print_kubeconfig(args: KubeconfigArgs) -> Result<()> {
-    let path = args
-        .kubeconfig
-        .or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
-        .unwrap_or_else(|| crate::default_data_dir().join("kubeconfig"));
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading the hub's kubeconfig {}", path.display()))?;
+    let text = hub_kubeconfig(args.kubeconfig)?;
     let hub = Kubeconfig::from_yaml(&text).context("parsing the hub's kubeconfig")?;
     let member = kubeconfig::for_member(&hub, &args.member)?;
     let client = client_from(&serde_saphyr::to_string(&member)?).await?;

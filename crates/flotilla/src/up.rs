@@ -166,6 +166,10 @@ async fn run_hub(
         hub_client.clone(),
         clock.clone(),
     ));
+    let placement = tokio::spawn(flotilla_placement::controller::run(
+        hub_client.clone(),
+        clock.clone(),
+    ));
     let member_apis = MemberApis::default();
     let app = with_member_proxy(hub.router(), server_config, member_apis.clone());
     let listener = TcpListener::bind(listen)
@@ -219,6 +223,7 @@ async fn run_hub(
         }
     };
     membership.abort();
+    placement.abort();
     drop(hub);
     result
 }

@@ -1,0 +1,51 @@
+//! The hub's placement controllers: thin kube-rs shells around the pure core of this crate.
+//! They talk to the hub only through a `kube::Client`, so they run the same in-process and
+//! against any Kubernetes API server with Flotilla's CRDs.
+//!
+//! - [`placement`]: one reconcile per `ClusterResourcePlacement` brings its policy and
+//!   resource snapshots up to date ([`crate::snapshot`] over [`crate::selection`]), runs the
+//!   scheduler ([`crate::scheduler`]) and writes its bindings, rolls the latest resources out
+//!   to them, and writes the placement's status.
+//! - [`work_generator`]: one reconcile per `ClusterResourceBinding` turns a bound binding into
+//!   the `Work` in its member's namespace, and the Work's status back into the binding's.
+//! - [`changes`] tells the placement controller when hub objects a placement may select
+//!   change, and [`discovery`] keeps the list of kinds the hub serves.
+
+mod changes;
+mod discovery;
+mod naming;
+pub mod placement;
+mod scheduling;
+mod snapshots;
+pub mod work_generator;
+mod writes;
+
+use std::sync::Arc;
+
+use flotilla_apiserver::clock::Clock;
+use kube::Client;
+
+/// Field manager of the placement controllers' writes.
+pub(crate) const MANAGER: &str = "flotilla-placement";
+
+/// Errors of one reconcile; every one is retried.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// A hub API call failed.
+    #[error("hub API: {0}")]
+    Api(#[from] kube::Error),
+    /// The hub's discovery could not be read.
+    #[error("hub discovery: {0}")]
+    Discovery(String),
+    /// An object could not be converted.
+    #[error("object conversion: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Runs every placement controller against the hub until the client's API goes away.
+pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    tokio::join!(
+        placement::run(client.clone(), clock.clone()),
+        work_generator::run(client, clock),
+    );
+}

@@ -1,0 +1,188 @@
+//! The `ClusterResourcePlacement` controller: one reconcile brings a placement's snapshots,
+//! bindings, rollout and status up to date.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::cluster::MemberCluster;
+use flotilla_api::cluster::eligibility::EligibilityWindows;
+use flotilla_api::placement::{
+    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
+    ClusterSchedulingPolicySnapshot,
+};
+use flotilla_apiserver::clock::{Clock, Deadlines};
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+
+use super::discovery::HubKinds;
+use super::naming::{PARENT_PLACEMENT_LABEL, PLACEMENT_FINALIZER};
+use super::scheduling::{self, Cycle};
+use super::snapshots::{self, owned};
+use super::{ControllerError, changes, writes};
+use crate::snapshot::Owner;
+
+/// What every reconcile shares.
+pub(crate) struct Context {
+    pub client: Client,
+    pub clock: Arc<dyn Clock>,
+    pub windows: EligibilityWindows,
+    pub kinds: HubKinds,
+    pub clusters: Store<MemberCluster>,
+    pub deadlines: Deadlines<ObjectRef<ClusterResourcePlacement>>,
+}
+
+/// Runs the placement controller until the client's API goes away.
+pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    let (deadlines, due) = Deadlines::new(clock.clone());
+    let placements: Api<ClusterResourcePlacement> = Api::all(client.clone());
+    let (clusters, cluster_writer) = reflector::store();
+    let cluster_events = reflector(
+        cluster_writer,
+        watcher(Api::<MemberCluster>::all(client.clone()), watcher::Config::default()),
+    )
+    .applied_objects();
+    let (placement_store, placement_writer) = reflector::store();
+    let placement_events = reflector(
+        placement_writer,
+        watcher(placements.clone(), watcher::Config::default()),
+    )
+    .touched_objects()
+    .default_backoff();
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        clock: clock.clone(),
+        windows: EligibilityWindows::default(),
+        kinds: HubKinds::new(client.clone()),
+        clusters,
+        deadlines: deadlines.clone(),
+    });
+    tokio::spawn(changes::watch_clusters(
+        cluster_events,
+        placement_store.clone(),
+        deadlines.clone(),
+        clock.clone(),
+    ));
+    tokio::spawn(changes::watch_resources(
+        client.clone(),
+        placement_store.clone(),
+        deadlines,
+        clock,
+    ));
+    let by_parent = |labels: &std::collections::BTreeMap<String, String>| {
+        labels
+            .get(PARENT_PLACEMENT_LABEL)
+            .map(|parent| ObjectRef::new(parent))
+    };
+    Controller::for_stream(placement_events, placement_store)
+        .watches(
+            Api::<ClusterResourceBinding>::all(client.clone()),
+            watcher::Config::default(),
+            move |b| by_parent(b.labels()),
+        )
+        .watches(
+            Api::<ClusterSchedulingPolicySnapshot>::all(client.clone()),
+            watcher::Config::default(),
+            move |s| by_parent(s.labels()),
+        )
+        .reconcile_on(due)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "placement reconcile");
+            }
+        })
+        .await;
+}
+
+fn error_policy(
+    crp: Arc<ClusterResourcePlacement>,
+    error: &ControllerError,
+    _: Arc<Context>,
+) -> Action {
+    tracing::warn!(placement = %crp.name_any(), %error, "placement reconcile failed; retrying");
+    Action::requeue(Duration::from_secs(1))
+}
+
+async fn reconcile(
+    crp: Arc<ClusterResourcePlacement>,
+    ctx: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let api: Api<ClusterResourcePlacement> = Api::all(ctx.client.clone());
+    let name = crp.name_any();
+    if crp.metadata.deletion_timestamp.is_some() {
+        return delete(&api, &crp, &ctx).await;
+    }
+    if !crp.finalizers().iter().any(|f| f == PLACEMENT_FINALIZER) {
+        writes::add_finalizer(&api, &crp, PLACEMENT_FINALIZER).await?;
+        return Ok(Action::await_change());
+    }
+    let owner = Owner {
+        name: name.clone(),
+        generation: crp.metadata.generation.unwrap_or_default(),
+        reference: owner_reference(&crp),
+    };
+    let policy_snapshot = snapshots::sync_policy(&ctx.client, &crp, &owner).await?;
+    let resources = snapshots::sync_resources(&ctx.client, &ctx.kinds, &crp, &owner).await?;
+    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &name).await?;
+    let clusters: Vec<MemberCluster> = ctx.clusters.state().iter().map(|c| (**c).clone()).collect();
+    let now = ctx.clock.now();
+    let (decision, changed) = scheduling::run(
+        &ctx.client,
+        &clusters,
+        Cycle {
+            crp: &crp,
+            owner: &owner.reference,
+            snapshot: &policy_snapshot,
+            bindings: &bindings,
+            now,
+            windows: ctx.windows,
+        },
+    )
+    .await?;
+    if decision.requeue || changed {
+        // The binding writes come back through the watch; the next reconcile continues.
+        return Ok(Action::await_change());
+    }
+    tracing::debug!(placement = %name, index = resources.index, "placement reconciled");
+    let _ = (resources.name, resources.selection);
+    Ok(Action::await_change())
+}
+
+/// Deleting a placement: its bindings go first (each waits for its Works, and so for the
+/// members to remove the placed resources), then the finalizer. Snapshots and bindings are
+/// owned by the placement, so the hub's garbage collector removes what is left.
+async fn delete(
+    api: &Api<ClusterResourcePlacement>,
+    crp: &ClusterResourcePlacement,
+    ctx: &Context,
+) -> Result<Action, ControllerError> {
+    let name = crp.name_any();
+    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &name).await?;
+    if bindings.is_empty() {
+        let snapshots: Vec<ClusterResourceSnapshot> = owned(&ctx.client, &name).await?;
+        tracing::info!(placement = %name, snapshots = snapshots.len(), "placement deleted");
+        writes::remove_finalizer(api, crp, PLACEMENT_FINALIZER).await?;
+        return Ok(Action::await_change());
+    }
+    let binding_api: Api<ClusterResourceBinding> = Api::all(ctx.client.clone());
+    for binding in bindings.iter().filter(|b| b.metadata.deletion_timestamp.is_none()) {
+        writes::delete(&binding_api, &binding.name_any()).await?;
+    }
+    Ok(Action::await_change())
+}
+
+/// The owner reference snapshots and bindings of `crp` carry.
+fn owner_reference(crp: &ClusterResourcePlacement) -> OwnerReference {
+    OwnerReference {
+        api_version: ClusterResourcePlacement::api_version(&()).into_owned(),
+        kind: ClusterResourcePlacement::kind(&()).into_owned(),
+        name: crp.name_any(),
+        uid: crp.uid().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}

@@ -1,0 +1,178 @@
+//! Runs the scheduler for one placement and carries its decision out: bindings created,
+//! refreshed or unscheduled, and the policy snapshot's status (every cluster's verdict and the
+//! `Scheduled` condition).
+
+use std::collections::BTreeMap;
+
+use flotilla_api::cluster::MemberCluster;
+use flotilla_api::cluster::eligibility::EligibilityWindows;
+use flotilla_api::conditions::set_condition;
+use flotilla_api::placement::binding::PREVIOUS_STATE_ANNOTATION;
+use flotilla_api::placement::snapshots::ClusterDecision;
+use flotilla_api::placement::{
+    BindingState, ClusterResourceBinding, ClusterResourcePlacement,
+    ClusterSchedulingPolicySnapshot, ResourceBindingSpec,
+};
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::jiff::Timestamp;
+use kube::{Api, Client};
+use serde_json::json;
+
+use super::naming::{PARENT_PLACEMENT_LABEL, binding_name};
+use super::{ControllerError, writes};
+use crate::scheduler::{BindingChange, BindingView, Decision, SchedulingInput, schedule};
+use crate::snapshot::policy::effective_policy;
+
+/// How many binding writes run at once.
+const PARALLEL_WRITES: usize = 32;
+
+/// One scheduling cycle's inputs besides the cluster list.
+pub(crate) struct Cycle<'a> {
+    /// The placement.
+    pub crp: &'a ClusterResourcePlacement,
+    /// Its owner reference (bindings are owned by the placement).
+    pub owner: &'a OwnerReference,
+    /// The latest policy snapshot.
+    pub snapshot: &'a ClusterSchedulingPolicySnapshot,
+    /// The placement's bindings.
+    pub bindings: &'a [ClusterResourceBinding],
+    /// The time eligibility is judged at.
+    pub now: Timestamp,
+    /// The eligibility windows.
+    pub windows: EligibilityWindows,
+}
+
+/// Schedules and writes the decision; returns it and whether any binding changed.
+pub(crate) async fn run(
+    client: &Client,
+    clusters: &[MemberCluster],
+    cycle: Cycle<'_>,
+) -> Result<(Decision, bool), ControllerError> {
+    let policy = effective_policy(cycle.snapshot);
+    let snapshot_name = cycle.snapshot.metadata.name.clone().unwrap_or_default();
+    let views: Vec<BindingView> = cycle.bindings.iter().map(BindingView::of).collect();
+    let decision = schedule(&SchedulingInput {
+        policy: &policy,
+        policy_snapshot: &snapshot_name,
+        clusters,
+        bindings: &views,
+        now: cycle.now,
+        eligibility: cycle.windows,
+    });
+    let api: Api<ClusterResourceBinding> = Api::all(client.clone());
+    let changed = !decision.changes.is_empty();
+    let writes: Vec<BoxFuture<'_, Result<(), kube::Error>>> = decision
+        .changes
+        .iter()
+        .map(|change| carry_out(&api, &cycle, &snapshot_name, change).boxed())
+        .collect();
+    futures::stream::iter(writes)
+        .buffer_unordered(PARALLEL_WRITES)
+        .try_collect::<Vec<()>>()
+        .await?;
+    if !decision.requeue {
+        write_snapshot_status(client, &cycle, &decision).await?;
+    }
+    Ok((decision, changed))
+}
+
+async fn carry_out(
+    api: &Api<ClusterResourceBinding>,
+    cycle: &Cycle<'_>,
+    snapshot: &str,
+    change: &BindingChange,
+) -> Result<(), kube::Error> {
+    match change {
+        BindingChange::Create { decision } => {
+            writes::create(api, &new_binding(cycle, snapshot, decision)).await
+        }
+        BindingChange::Refresh {
+            binding,
+            state,
+            decision,
+        } => {
+            let patch = json!({
+                "metadata": {"annotations": {PREVIOUS_STATE_ANNOTATION: null}},
+                "spec": {
+                    "state": state,
+                    "schedulingPolicySnapshotName": snapshot,
+                    "clusterDecision": decision,
+                },
+            });
+            writes::merge(api, binding, patch).await
+        }
+        BindingChange::Unschedule {
+            binding,
+            previous_state,
+            reason,
+            ..
+        } => {
+            tracing::info!(%binding, %reason, "unscheduling binding");
+            let patch = json!({
+                "metadata": {"annotations": {PREVIOUS_STATE_ANNOTATION: previous_state}},
+                "spec": {"state": BindingState::Unscheduled},
+            });
+            writes::merge(api, binding, patch).await
+        }
+    }
+}
+
+/// A new `Scheduled` binding for the decision's cluster.
+fn new_binding(
+    cycle: &Cycle<'_>,
+    snapshot: &str,
+    decision: &ClusterDecision,
+) -> ClusterResourceBinding {
+    let placement = cycle.crp.metadata.name.clone().unwrap_or_default();
+    let strategy = cycle.crp.spec.strategy.as_ref();
+    ClusterResourceBinding {
+        metadata: ObjectMeta {
+            name: Some(binding_name(&placement, &decision.cluster_name)),
+            labels: Some(BTreeMap::from([(
+                PARENT_PLACEMENT_LABEL.to_string(),
+                placement,
+            )])),
+            owner_references: Some(vec![cycle.owner.clone()]),
+            ..ObjectMeta::default()
+        },
+        spec: ResourceBindingSpec {
+            state: BindingState::Scheduled,
+            resource_snapshot_name: String::new(),
+            resource_override_snapshots: Vec::new(),
+            cluster_resource_override_snapshots: Vec::new(),
+            scheduling_policy_snapshot_name: snapshot.to_string(),
+            target_cluster: decision.cluster_name.clone(),
+            cluster_decision: decision.clone(),
+            apply_strategy: strategy.and_then(|s| s.apply_strategy.clone()),
+            delete_strategy: strategy.and_then(|s| s.delete_strategy.clone()),
+        },
+        status: None,
+    }
+}
+
+/// Writes the verdicts and the `Scheduled` condition into the policy snapshot's status, if
+/// they changed.
+async fn write_snapshot_status(
+    client: &Client,
+    cycle: &Cycle<'_>,
+    decision: &Decision,
+) -> Result<(), kube::Error> {
+    let mut status = cycle.snapshot.status.clone().unwrap_or_default();
+    let before = status.clone();
+    let generation = cycle.crp.metadata.generation.unwrap_or_default();
+    status.observed_crp_generation = generation;
+    status.target_clusters = decision.target_clusters().to_vec();
+    set_condition(
+        &mut status.conditions,
+        decision.condition.to_condition(Some(generation)),
+        cycle.now,
+    );
+    if status == before {
+        return Ok(());
+    }
+    let api: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
+    let name = cycle.snapshot.metadata.name.clone().unwrap_or_default();
+    writes::status(&api, &name, serde_json::to_value(&status).unwrap_or_default()).await
+}

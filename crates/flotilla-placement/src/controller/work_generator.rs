@@ -1,0 +1,237 @@
+//! The work generator: for every bound `ClusterResourceBinding`, the `Work` in its member's
+//! namespace carrying the binding's resource snapshot (with the cluster's overrides applied),
+//! and the Work's status mirrored back into the binding's.
+//!
+//! A binding keeps a finalizer until its Works are gone, so deleting a binding (the rollout
+//! removing an unscheduled cluster, or the placement being deleted) removes what was placed on
+//! the member: the member agent deletes the applied objects before it lets the Work go.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
+use flotilla_api::conditions::{NewCondition, set_condition};
+use flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL;
+use flotilla_api::placement::work::{WorkSpec, WorkloadTemplate};
+use flotilla_api::placement::{
+    BindingState, ClusterResourceBinding, ClusterResourceSnapshot, Work,
+};
+use flotilla_apiserver::clock::Clock;
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::ListParams;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use serde_json::Value;
+
+use super::naming::{BINDING_FINALIZER, PARENT_BINDING_LABEL, PARENT_PLACEMENT_LABEL, work_name};
+use super::{ControllerError, snapshots, writes};
+
+/// Label on a Work with the resource snapshot index it carries.
+pub const RESOURCE_INDEX_OF_WORK_LABEL: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
+
+struct Context {
+    client: Client,
+    clock: Arc<dyn Clock>,
+    /// Resource snapshots are immutable: their manifests are read once per index.
+    manifests: Mutex<HashMap<(String, u64), Arc<Vec<Value>>>>,
+}
+
+/// Runs the work generator until the client's API goes away.
+pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    let bindings: Api<ClusterResourceBinding> = Api::all(client.clone());
+    let works: Api<Work> = Api::all(client.clone());
+    let ctx = Arc::new(Context {
+        client,
+        clock,
+        manifests: Mutex::new(HashMap::new()),
+    });
+    Controller::new(bindings, watcher::Config::default())
+        .watches(works, watcher::Config::default(), |work| {
+            work.labels()
+                .get(PARENT_BINDING_LABEL)
+                .map(|b| ObjectRef::new(b))
+        })
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "work generator reconcile");
+            }
+        })
+        .await;
+}
+
+fn error_policy(
+    binding: Arc<ClusterResourceBinding>,
+    error: &ControllerError,
+    _: Arc<Context>,
+) -> Action {
+    tracing::warn!(binding = %binding.name_any(), %error, "work generation failed; retrying");
+    Action::requeue(Duration::from_secs(1))
+}
+
+async fn reconcile(
+    binding: Arc<ClusterResourceBinding>,
+    ctx: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let api: Api<ClusterResourceBinding> = Api::all(ctx.client.clone());
+    let namespace = format!("{MEMBER_NAMESPACE_PREFIX}{}", binding.spec.target_cluster);
+    let works_api: Api<Work> = Api::namespaced(ctx.client.clone(), &namespace);
+    let name = binding.name_any();
+    let works = works_api
+        .list(&ListParams::default().labels(&format!("{PARENT_BINDING_LABEL}={name}")))
+        .await?
+        .items;
+    if binding.metadata.deletion_timestamp.is_some() {
+        if works.is_empty() {
+            writes::remove_finalizer(&api, &binding, BINDING_FINALIZER).await?;
+        }
+        for work in works.iter().filter(|w| w.metadata.deletion_timestamp.is_none()) {
+            writes::delete(&works_api, &work.name_any()).await?;
+        }
+        return Ok(Action::await_change());
+    }
+    if !binding.finalizers().iter().any(|f| f == BINDING_FINALIZER) {
+        writes::add_finalizer(&api, &binding, BINDING_FINALIZER).await?;
+        return Ok(Action::await_change());
+    }
+    if binding.spec.state != BindingState::Bound {
+        return Ok(Action::await_change());
+    }
+    let Some(desired) = desired_work(&ctx, &binding, &namespace).await? else {
+        return Ok(Action::requeue(Duration::from_secs(1)));
+    };
+    let current = works.iter().find(|w| w.metadata.name == desired.metadata.name);
+    let synced = match current {
+        Some(work) if work.spec == desired.spec && work.labels() == desired.labels() => true,
+        Some(work) => {
+            let patch = serde_json::json!({
+                "metadata": {"labels": desired.labels()},
+                "spec": desired.spec,
+            });
+            writes::merge(&works_api, &work.name_any(), patch).await?;
+            false
+        }
+        None => {
+            writes::create(&works_api, &desired).await?;
+            false
+        }
+    };
+    write_status(&api, &binding, synced, current, &ctx).await?;
+    Ok(Action::await_change())
+}
+
+/// The Work the binding should have, or `None` while its resource snapshot is incomplete.
+async fn desired_work(
+    ctx: &Context,
+    binding: &ClusterResourceBinding,
+    namespace: &str,
+) -> Result<Option<Work>, ControllerError> {
+    let placement = binding
+        .labels()
+        .get(PARENT_PLACEMENT_LABEL)
+        .cloned()
+        .unwrap_or_default();
+    let snapshots: Api<ClusterResourceSnapshot> = Api::all(ctx.client.clone());
+    let Some(first) = snapshots.get_opt(&binding.spec.resource_snapshot_name).await? else {
+        return Ok(None);
+    };
+    let Some(index) = first
+        .labels()
+        .get(RESOURCE_INDEX_LABEL)
+        .and_then(|i| i.parse::<u64>().ok())
+    else {
+        return Ok(None);
+    };
+    let Some(manifests) = manifests(ctx, &placement, index).await? else {
+        return Ok(None);
+    };
+    let labels = BTreeMap::from([
+        (PARENT_PLACEMENT_LABEL.to_string(), placement.clone()),
+        (PARENT_BINDING_LABEL.to_string(), binding.name_any()),
+        (RESOURCE_INDEX_OF_WORK_LABEL.to_string(), index.to_string()),
+    ]);
+    Ok(Some(Work {
+        metadata: ObjectMeta {
+            name: Some(work_name(&placement)),
+            namespace: Some(namespace.to_string()),
+            labels: Some(labels),
+            owner_references: Some(vec![OwnerReference {
+                api_version: ClusterResourceBinding::api_version(&()).into_owned(),
+                kind: ClusterResourceBinding::kind(&()).into_owned(),
+                name: binding.name_any(),
+                uid: binding.uid().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            ..ObjectMeta::default()
+        },
+        spec: WorkSpec {
+            workload: WorkloadTemplate {
+                manifests: manifests.to_vec(),
+            },
+            apply_strategy: binding.spec.apply_strategy.clone(),
+            report_back_strategy: None,
+        },
+        status: None,
+    }))
+}
+
+/// The manifests of resource snapshot `index` of `placement`, from the cache or the hub.
+async fn manifests(
+    ctx: &Context,
+    placement: &str,
+    index: u64,
+) -> Result<Option<Arc<Vec<Value>>>, kube::Error> {
+    let key = (placement.to_string(), index);
+    if let Some(found) = ctx.manifests.lock().expect("cache lock").get(&key) {
+        return Ok(Some(found.clone()));
+    }
+    let Some(read) = snapshots::manifests(&ctx.client, placement, index).await? else {
+        return Ok(None);
+    };
+    let read = Arc::new(read);
+    ctx.manifests
+        .lock()
+        .expect("cache lock")
+        .insert(key, read.clone());
+    Ok(Some(read))
+}
+
+/// Writes the binding's WorkSynchronized condition (and what the Work reports) if changed.
+async fn write_status(
+    api: &Api<ClusterResourceBinding>,
+    binding: &ClusterResourceBinding,
+    synced: bool,
+    _work: Option<&Work>,
+    ctx: &Context,
+) -> Result<(), kube::Error> {
+    let mut status = binding.status.clone().unwrap_or_default();
+    let before = status.clone();
+    let generation = binding.metadata.generation;
+    let condition = if synced {
+        NewCondition {
+            type_: "WorkSynchronized",
+            status: "True",
+            reason: "AllWorkSynced",
+            message: "all of the works are synchronized to the latest".into(),
+            observed_generation: generation,
+        }
+    } else {
+        NewCondition {
+            type_: "WorkSynchronized",
+            status: "False",
+            reason: "WorkNotSynchronizedYet",
+            message: "the work is being written to the member's namespace".into(),
+            observed_generation: generation,
+        }
+    };
+    set_condition(&mut status.conditions, condition, ctx.clock.now());
+    if status == before {
+        return Ok(());
+    }
+    writes::status(api, &binding.name_any(), serde_json::to_value(&status).unwrap_or_default()).await
+}

@@ -1,0 +1,134 @@
+//! The small write patterns every controller here uses: create unless it exists, merge-patch,
+//! status patch, delete unless gone, relabel, finalizers.
+
+use std::fmt::Debug;
+
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::MANAGER;
+
+/// Creates `object`; an object of that name already existing is not an error (a previous
+/// reconcile made it and the cache has not caught up).
+pub(crate) async fn create<K>(api: &Api<K>, object: &K) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let params = PostParams {
+        field_manager: Some(MANAGER.into()),
+        ..PostParams::default()
+    };
+    match api.create(&params, object).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Merge-patches `name` with `patch`.
+pub(crate) async fn merge<K>(api: &Api<K>, name: &str, patch: Value) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map(drop)
+}
+
+/// Merge-patches the status of `name` with `status`.
+pub(crate) async fn status<K>(api: &Api<K>, name: &str, status: Value) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .map(drop)
+}
+
+/// Deletes `name`; already gone is not an error.
+pub(crate) async fn delete<K>(api: &Api<K>, name: &str) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    match api.delete(name, &DeleteParams::background()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Sets label `key` of `name` to `value`.
+pub(crate) async fn label<K>(
+    api: &Api<K>,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    merge(api, name, json!({"metadata": {"labels": {key: value}}})).await
+}
+
+/// Adds `finalizer` to `object` (if missing), at the version read.
+pub(crate) async fn add_finalizer<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizer: &str,
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    if object.finalizers().iter().any(|f| f == finalizer) {
+        return Ok(());
+    }
+    let mut finalizers = object.finalizers().to_vec();
+    finalizers.push(finalizer.into());
+    set_finalizers(api, object, finalizers).await
+}
+
+/// Removes `finalizer` from `object` (if present), at the version read.
+pub(crate) async fn remove_finalizer<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizer: &str,
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    if !object.finalizers().iter().any(|f| f == finalizer) {
+        return Ok(());
+    }
+    let finalizers = object
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .cloned()
+        .collect();
+    set_finalizers(api, object, finalizers).await
+}
+
+async fn set_finalizers<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizers: Vec<String>,
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let patch = json!({"metadata": {
+        "finalizers": finalizers,
+        "resourceVersion": object.resource_version(),
+    }});
+    match merge(api, &object.name_any(), patch).await {
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        other => other,
+    }
+}
