@@ -4,5 +4,12 @@
 //! placement's bindings and the time, it decides which clusters the placement uses, why each
 //! other cluster is not used, and which bindings to create, refresh or unschedule.
 //! [`scheduler::requeue`] says which member-cluster changes should send placements back to it.
+//! [`rollout`] is KubeFleet's RollingUpdate: from the bindings' readiness, it decides which
+//! bindings to bind, update or delete this round within `maxUnavailable` and `maxSurge`, and
+//! why the others wait. [`status`] rolls Work results up into binding conditions and binding
+//! conditions up into the placement's status, with KubeFleet's condition types, order and
+//! reasons.
 
+pub mod rollout;
 pub mod scheduler;
+pub mod status;
