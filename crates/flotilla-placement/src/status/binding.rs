@@ -23,14 +23,15 @@
 //! latest resources yet give WorkSynchronized False with `WorkNotSynchronizedYet`; Works being
 //! deleted are ignored throughout; lists over 100 keep the first 100 in Work order.
 
-use flotilla_api::conditions::{NewCondition, find};
+use flotilla_api::conditions::NewCondition;
 use flotilla_api::placement::binding::ResourceBindingStatus;
 use flotilla_api::placement::status::EnvelopeIdentifier;
 use flotilla_api::placement::work::{Work, WorkStatus};
 use k8s_openapi::jiff::Timestamp;
 
 use super::assemble::{assemble, foreign};
-use super::manifests::{self, PLACEMENT_LIST_LIMIT, describe_manifest};
+use super::manifests;
+use super::work_summary::{Summary, collect, detail, summarize};
 use super::{ConditionType, reason};
 
 /// How applying the override rules to the binding's resources went.
@@ -130,34 +131,6 @@ pub fn binding_status(input: &BindingWorks<'_>) -> ResourceBindingStatus {
         conditions,
         ..rollup.status
     }
-}
-
-/// The result of summing one condition type over the Works.
-enum Summary<'w> {
-    /// Some Work has not reported for its generation (the first such).
-    Incomplete(&'w WorkView<'w>),
-    /// Some Work reports False (the first such).
-    Failed(&'w WorkView<'w>),
-    /// Every Work reports True; the first whose availability cannot be tracked, if any.
-    Done(Option<&'w WorkView<'w>>),
-}
-
-/// Sums condition `type_` over `works`: incomplete before failed before done.
-fn summarize<'w>(works: &[&'w WorkView<'w>], type_: ConditionType) -> Summary<'w> {
-    let report = |w: &WorkView<'w>| {
-        find(&w.status.conditions, type_.as_str())
-            .filter(|c| c.observed_generation == Some(w.generation))
-    };
-    let has = |w: &WorkView<'w>, status: &str| report(w).is_some_and(|c| c.status == status);
-    if let Some(w) = works.iter().find(|w| !has(w, "True") && !has(w, "False")) {
-        return Summary::Incomplete(w);
-    }
-    if let Some(w) = works.iter().find(|w| has(w, "False")) {
-        return Summary::Failed(w);
-    }
-    let untracked =
-        |w: &WorkView<'w>| report(w).is_some_and(|c| c.reason == reason::WORK_NOT_TRACKABLE);
-    Summary::Done(works.iter().find(|w| untracked(w)).copied())
 }
 
 /// The conditions and lists being built.
@@ -368,37 +341,4 @@ impl<'a> Rollup<'a> {
             ),
         }
     }
-}
-
-/// Up to [`PLACEMENT_LIST_LIMIT`] entries of `extract` over `works`, in order.
-fn collect<'w, T>(works: &[&'w WorkView<'w>], extract: impl Fn(&WorkView<'w>) -> Vec<T>) -> Vec<T> {
-    works
-        .iter()
-        .flat_map(|w| extract(w))
-        .take(PLACEMENT_LIST_LIMIT)
-        .collect()
-}
-
-/// Why Work `w` reports `type_` False: its first manifest with that condition False (and
-/// how many more), else the Work's own condition message.
-fn detail(w: &WorkView<'_>, type_: ConditionType) -> String {
-    let mut failing = w.status.manifest_conditions.iter().filter_map(|m| {
-        find(&m.conditions, type_.as_str())
-            .filter(|c| c.status == "False")
-            .map(|c| (m, c))
-    });
-    let Some((manifest, condition)) = failing.next() else {
-        return find(&w.status.conditions, type_.as_str())
-            .map_or_else(String::new, |c| c.message.clone());
-    };
-    let more = match failing.count() {
-        0 => String::new(),
-        n => format!(" (and {n} more)"),
-    };
-    format!(
-        "{}: {}: {}{more}",
-        describe_manifest(&manifest.identifier),
-        condition.reason,
-        condition.message
-    )
 }

@@ -30,7 +30,7 @@ fn identifier(id: &WorkResourceIdentifier, work: &WorkView<'_>) -> ResourceIdent
 }
 
 /// `Kind namespace/name` (or `Kind name` when cluster-scoped), as messages name a resource.
-pub fn describe(resource: &ResourceIdentifier) -> String {
+pub(crate) fn describe(resource: &ResourceIdentifier) -> String {
     named(
         &resource.kind,
         resource.namespace.as_deref().unwrap_or_default(),

@@ -16,15 +16,19 @@
 
 mod assemble;
 mod binding;
+mod external;
 mod manifests;
 mod per_cluster;
 mod placement;
 pub mod reason;
 mod rollup;
 mod types;
+mod unfilled;
+mod work_summary;
 
 pub use binding::{BindingWorks, OverrideOutcome, WorkSync, WorkView, binding_status};
-pub use manifests::{PLACEMENT_LIST_LIMIT, describe};
+pub use manifests::PLACEMENT_LIST_LIMIT;
+use manifests::describe;
 pub use placement::{
     LatestResources, PlacementBinding, PlacementInput, PolicySnapshotView, placement_status,
 };

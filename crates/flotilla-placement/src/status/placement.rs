@@ -20,9 +20,9 @@
 use flotilla_api::conditions::{NewCondition, find};
 use flotilla_api::placement::ClusterResourceBinding;
 use flotilla_api::placement::binding::{ResourceBindingSpec, ResourceBindingStatus};
-use flotilla_api::placement::policy::{PlacementPolicy, PlacementType};
+use flotilla_api::placement::policy::PlacementPolicy;
 use flotilla_api::placement::snapshots::{
-    ClusterDecision, ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshotStatus,
+    ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshotStatus,
 };
 use flotilla_api::placement::status::{
     PerClusterPlacementStatus, PlacementStatus, ResourceIdentifier,
@@ -32,9 +32,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
 
 use super::assemble::{assemble, foreign};
-use super::per_cluster::{Context, has};
+use super::external::external_rollout;
+use super::per_cluster::Context;
 use super::rollup::roll_up;
-use super::{ConditionType, PlacementKind, listed, reason};
+use super::unfilled::unfilled;
+use super::{ConditionType, PlacementKind, listed};
 
 /// What the status needs of the latest policy snapshot.
 #[derive(Clone, Copy, Debug)]
@@ -264,94 +266,4 @@ fn binding_for<'b>(
             && b.spec.target_cluster == cluster
             && b.spec.scheduling_policy_snapshot_name == snapshot
     })
-}
-
-/// The slots the scheduler could not fill, each with a cluster to name (if any) and why:
-/// PickN's missing clusters are the first clusters it did not pick, then unnamed slots;
-/// PickFixed's are the named clusters it did not pick; PickAll has none.
-fn unfilled(
-    policy: Option<&PlacementPolicy>,
-    decisions: &[ClusterDecision],
-) -> Vec<(Option<String>, String)> {
-    let Some(policy) = policy else {
-        return Vec::new();
-    };
-    let picked = decisions.iter().filter(|d| d.selected).count();
-    let decision = |name: &str| decisions.iter().find(|d| d.cluster_name == name);
-    match policy.placement_type.unwrap_or_default() {
-        PlacementType::PickAll => Vec::new(),
-        PlacementType::PickN => {
-            let wanted = policy
-                .number_of_clusters
-                .and_then(|n| usize::try_from(n).ok())
-                .unwrap_or(0);
-            let mut rejected = decisions.iter().filter(|d| !d.selected);
-            (picked..wanted)
-                .map(|_| match rejected.next() {
-                    Some(d) => (Some(d.cluster_name.clone()), d.reason.clone()),
-                    None => (
-                        None,
-                        format!("no more clusters to pick: the policy asks for {wanted} and {picked} could be picked"),
-                    ),
-                })
-                .collect()
-        }
-        PlacementType::PickFixed => {
-            let names = policy.cluster_names.as_deref().unwrap_or_default();
-            names
-                .iter()
-                .filter(|name| !decision(name).is_some_and(|d| d.selected))
-                .map(|name| {
-                    let why = decision(name).map_or_else(
-                        || format!("cluster {name} was not considered by the scheduler"),
-                        |d| d.reason.clone(),
-                    );
-                    (Some(name.clone()), why)
-                })
-                .collect()
-        }
-    }
-}
-
-/// Under External, the `…RolloutStarted` Unknown condition that ends the chain, if the
-/// clusters do not agree on one resource snapshot or one has not decided; otherwise sets the
-/// observed index and selected resources to those of the snapshot the clusters agree on.
-fn external_rollout<'n>(
-    input: &PlacementInput<'_>,
-    picked: &[PerClusterPlacementStatus],
-    status: &mut PlacementStatus,
-    name: &'n str,
-) -> Option<NewCondition<'n>> {
-    let index =
-        |c: &PerClusterPlacementStatus| c.observed_resource_index.clone().unwrap_or_default();
-    let first = index(&picked[0]);
-    let unknown = |message: String| NewCondition {
-        type_: name,
-        status: "Unknown",
-        reason: reason::ROLLOUT_CONTROLLED_BY_EXTERNAL_CONTROLLER,
-        message,
-        observed_generation: Some(input.generation),
-    };
-    let disagree = picked.iter().any(|c| index(c) != first);
-    if disagree || first.is_empty() {
-        status.observed_resource_index = None;
-        status.selected_resources = None;
-        return Some(unknown(if disagree {
-            "Rollout is controlled by an external controller and different resource snapshot versions are observed across clusters".to_string()
-        } else {
-            "Rollout is controlled by an external controller and no resource snapshot name is observed across clusters, probably rollout has not started yet".to_string()
-        }));
-    }
-    if first != input.latest.index {
-        status.selected_resources = listed(&(input.resources_at)(&first));
-        status.observed_resource_index = Some(first);
-    }
-    let undecided = picked.iter().find(|c| {
-        !has(c, ConditionType::RolloutStarted, "True")
-            && !has(c, ConditionType::RolloutStarted, "False")
-    })?;
-    Some(unknown(format!(
-        "Rollout is controlled by an external controller and cluster {} is in RolloutStarted Unknown state",
-        undecided.cluster_name.as_deref().unwrap_or_default()
-    )))
 }
