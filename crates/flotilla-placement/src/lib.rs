@@ -4,8 +4,16 @@
 //! placement's bindings and the time, it decides which clusters the placement uses, why each
 //! other cluster is not used, and which bindings to create, refresh or unschedule.
 //! [`scheduler::requeue`] says which member-cluster changes should send placements back to it.
+//! [`rollout`] is KubeFleet's RollingUpdate: from the bindings' readiness, it decides which
+//! bindings to bind, update or delete this round within `maxUnavailable` and `maxSurge`, and
+//! why the others wait. [`status`] rolls Work results up into binding conditions and binding
+//! conditions up into the placement's status, with KubeFleet's condition types, order and
+//! reasons. [`selection`] and [`snapshot`] decide what a placement selects and how it is
+//! recorded. [`controller`] holds the kube-rs controllers: thin shells over all of these.
 
 pub mod controller;
+pub mod rollout;
 pub mod scheduler;
 pub mod selection;
 pub mod snapshot;
+pub mod status;
