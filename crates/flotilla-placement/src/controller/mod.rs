@@ -15,6 +15,8 @@ mod changes;
 mod discovery;
 mod naming;
 pub mod placement;
+pub mod placement_status;
+mod rolling;
 mod scheduling;
 mod snapshots;
 pub mod work_generator;

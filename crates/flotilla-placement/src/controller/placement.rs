@@ -22,8 +22,9 @@ use super::discovery::HubKinds;
 use super::naming::{PARENT_PLACEMENT_LABEL, PLACEMENT_FINALIZER};
 use super::scheduling::{self, Cycle};
 use super::snapshots::{self, owned};
-use super::{ControllerError, changes, writes};
+use super::{ControllerError, changes, placement_status, rolling, writes};
 use crate::snapshot::Owner;
+use crate::snapshot::policy::effective_policy;
 
 /// What every reconcile shares.
 pub(crate) struct Context {
@@ -147,8 +148,35 @@ async fn reconcile(
         // The binding writes come back through the watch; the next reconcile continues.
         return Ok(Action::await_change());
     }
-    tracing::debug!(placement = %name, index = resources.index, "placement reconciled");
-    let _ = (resources.name, resources.selection);
+    let policy = effective_policy(&policy_snapshot);
+    let target = rolling::Target {
+        snapshot: &resources.name,
+        crp: &crp,
+        policy: &policy,
+    };
+    let (changed, recheck_at) = rolling::run(&ctx.client, &target, &bindings, now).await?;
+    if let Some(at) = recheck_at {
+        ctx.deadlines.schedule(at, ObjectRef::from_obj(&*crp));
+    }
+    if changed {
+        return Ok(Action::await_change());
+    }
+    // The scheduler's status write may be newer than the snapshot read above.
+    let policy_snapshot = Api::<ClusterSchedulingPolicySnapshot>::all(ctx.client.clone())
+        .get(&policy_snapshot.name_any())
+        .await?;
+    placement_status::write(
+        &ctx.client,
+        &placement_status::StatusInput {
+            crp: &crp,
+            resources: &resources,
+            snapshots: &resources.snapshots,
+            policy_snapshot: &policy_snapshot,
+            bindings: &bindings,
+            now,
+        },
+    )
+    .await?;
     Ok(Action::await_change())
 }
 

@@ -173,6 +173,5 @@ async fn write_snapshot_status(
         return Ok(());
     }
     let api: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
-    let name = cycle.snapshot.metadata.name.clone().unwrap_or_default();
-    writes::status(&api, &name, serde_json::to_value(&status).unwrap_or_default()).await
+    writes::status(&api, cycle.snapshot, serde_json::to_value(&status).unwrap_or_default()).await
 }

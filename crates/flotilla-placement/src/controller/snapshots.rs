@@ -25,6 +25,8 @@ pub(crate) struct LatestResources {
     pub name: String,
     /// What the selectors picked.
     pub selection: Selection,
+    /// The placement's resource snapshots before this sync's writes.
+    pub snapshots: Vec<ClusterResourceSnapshot>,
 }
 
 /// Lists the placement's objects of kind `K` (by the parent label).
@@ -78,6 +80,7 @@ pub(crate) async fn sync_resources(
         index: plan.index,
         name: plan.name,
         selection,
+        snapshots: existing,
     })
 }
 

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
-use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL;
+use flotilla_api::placement::strategy::ApplyStrategyType;
 use flotilla_api::placement::work::{WorkSpec, WorkloadTemplate};
 use flotilla_api::placement::{
     BindingState, ClusterResourceBinding, ClusterResourceSnapshot, Work,
@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use super::naming::{BINDING_FINALIZER, PARENT_BINDING_LABEL, PARENT_PLACEMENT_LABEL, work_name};
 use super::{ControllerError, snapshots, writes};
+use crate::status::{BindingWorks, OverrideOutcome, WorkSync, WorkView, binding_status};
 
 /// Label on a Work with the resource snapshot index it carries.
 pub const RESOURCE_INDEX_OF_WORK_LABEL: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
@@ -105,22 +106,49 @@ async fn reconcile(
         return Ok(Action::requeue(Duration::from_secs(1)));
     };
     let current = works.iter().find(|w| w.metadata.name == desired.metadata.name);
-    let synced = match current {
-        Some(work) if work.spec == desired.spec && work.labels() == desired.labels() => true,
+    match current {
+        Some(work) if work.spec == desired.spec && work.labels() == desired.labels() => {}
         Some(work) => {
             let patch = serde_json::json!({
                 "metadata": {"labels": desired.labels()},
                 "spec": desired.spec,
             });
-            writes::merge(&works_api, &work.name_any(), patch).await?;
-            false
+            // The Work's update comes back through the watch, with the status to roll up.
+            return writes::merge(&works_api, &work.name_any(), patch)
+                .await
+                .map(|()| Action::await_change())
+                .map_err(Into::into);
         }
         None => {
-            writes::create(&works_api, &desired).await?;
-            false
+            return writes::create(&works_api, &desired)
+                .await
+                .map(|()| Action::await_change())
+                .map_err(Into::into);
         }
-    };
-    write_status(&api, &binding, synced, current, &ctx).await?;
+    }
+    let views: Vec<WorkView> = works
+        .iter()
+        .filter(|w| w.metadata.name == desired.metadata.name)
+        .map(|w| WorkView::of(w, true))
+        .collect();
+    let report_diff = binding
+        .spec
+        .apply_strategy
+        .as_ref()
+        .and_then(|s| s.type_)
+        == Some(ApplyStrategyType::ReportDiff);
+    let previous = binding.status.clone().unwrap_or_default();
+    let status = binding_status(&BindingWorks {
+        generation: binding.metadata.generation.unwrap_or_default(),
+        report_diff,
+        overrides: OverrideOutcome::NoneSpecified,
+        sync: WorkSync::Written(&views),
+        previous: &previous,
+        now: ctx.clock.now(),
+    });
+    if status != previous {
+        writes::status(&api, &*binding, serde_json::to_value(&status)?).await?;
+    }
     Ok(Action::await_change())
 }
 
@@ -199,39 +227,4 @@ async fn manifests(
         .expect("cache lock")
         .insert(key, read.clone());
     Ok(Some(read))
-}
-
-/// Writes the binding's WorkSynchronized condition (and what the Work reports) if changed.
-async fn write_status(
-    api: &Api<ClusterResourceBinding>,
-    binding: &ClusterResourceBinding,
-    synced: bool,
-    _work: Option<&Work>,
-    ctx: &Context,
-) -> Result<(), kube::Error> {
-    let mut status = binding.status.clone().unwrap_or_default();
-    let before = status.clone();
-    let generation = binding.metadata.generation;
-    let condition = if synced {
-        NewCondition {
-            type_: "WorkSynchronized",
-            status: "True",
-            reason: "AllWorkSynced",
-            message: "all of the works are synchronized to the latest".into(),
-            observed_generation: generation,
-        }
-    } else {
-        NewCondition {
-            type_: "WorkSynchronized",
-            status: "False",
-            reason: "WorkNotSynchronizedYet",
-            message: "the work is being written to the member's namespace".into(),
-            observed_generation: generation,
-        }
-    };
-    set_condition(&mut status.conditions, condition, ctx.clock.now());
-    if status == before {
-        return Ok(());
-    }
-    writes::status(api, &binding.name_any(), serde_json::to_value(&status).unwrap_or_default()).await
 }

@@ -38,18 +38,20 @@ where
         .map(drop)
 }
 
-/// Merge-patches the status of `name` with `status`.
-pub(crate) async fn status<K>(api: &Api<K>, name: &str, status: Value) -> Result<(), kube::Error>
+/// Merge-patches the status of `object` with `status`, only if the object is still at the
+/// version read (another controller writing the same status makes this a conflict, retried
+/// from a fresh read, rather than a lost update).
+pub(crate) async fn status<K>(api: &Api<K>, object: &K, status: Value) -> Result<(), kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .map(drop)
+    let patch = json!({
+        "metadata": {"resourceVersion": object.resource_version()},
+        "status": status,
+    });
+    api.patch_status(&object.name_any(), &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map(drop)
 }
 
 /// Deletes `name`; already gone is not an error.

@@ -40,6 +40,16 @@ pub fn first_chunk_name(placement: &str, index: u64) -> String {
     format!("{placement}-{index}-snapshot")
 }
 
+/// The index named by a first chunk's name `<placement>-<index>-snapshot`.
+pub fn index_of(placement: &str, first_chunk: &str) -> Option<u64> {
+    first_chunk
+        .strip_prefix(placement)?
+        .strip_prefix('-')?
+        .strip_suffix("-snapshot")?
+        .parse()
+        .ok()
+}
+
 /// The index of the latest resource snapshot among `existing` (the highest labelled latest).
 pub fn latest_index(existing: &[ClusterResourceSnapshot]) -> Option<u64> {
     existing
@@ -251,6 +261,9 @@ mod tests {
         let mut existing = Vec::new();
         let first = plan(&owner(), &existing, &manifests, 10);
         assert_eq!((first.index, first.name.as_str()), (0, "crp-0-snapshot"));
+        assert_eq!(index_of("crp", &first.name), Some(0));
+        assert_eq!(index_of("crp", "crp-x-snapshot"), None);
+        assert_eq!(index_of("cr", "crp-0-snapshot"), None);
         assert_eq!(first.create.len(), 1);
         let labels = first.create[0].metadata.labels.clone().unwrap();
         assert_eq!(labels["kubernetes-fleet.io/parent-CRP"], "crp");

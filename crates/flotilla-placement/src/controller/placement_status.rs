@@ -1,0 +1,131 @@
+//! Writes a placement's status: the roll-up of [`crate::status::placement_status`] plus one
+//! condition of Flotilla's own, `ClusterResourcePlacementResourcesSelected`, that says when
+//! the selectors cannot select anything as written or select nothing at all, so a placement
+//! that places nothing explains itself.
+
+use flotilla_api::conditions::{NewCondition, set_condition};
+use flotilla_api::placement::status::ResourceIdentifier;
+use flotilla_api::placement::{
+    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
+    ClusterSchedulingPolicySnapshot,
+};
+use k8s_openapi::jiff::Timestamp;
+use kube::{Api, Client};
+
+use super::snapshots::LatestResources as Latest;
+use super::writes;
+use crate::selection;
+use crate::snapshot::resource::{index_of, manifests_of};
+use crate::status::{
+    LatestResources, PlacementBinding, PlacementInput, PlacementKind, PolicySnapshotView,
+    placement_status,
+};
+
+/// The type of Flotilla's selection condition.
+pub const RESOURCES_SELECTED: &str = "ClusterResourcePlacementResourcesSelected";
+
+/// Everything the status is computed from.
+pub(crate) struct StatusInput<'a> {
+    pub crp: &'a ClusterResourcePlacement,
+    pub resources: &'a Latest,
+    pub snapshots: &'a [ClusterResourceSnapshot],
+    pub policy_snapshot: &'a ClusterSchedulingPolicySnapshot,
+    pub bindings: &'a [ClusterResourceBinding],
+    pub now: Timestamp,
+}
+
+/// Computes the status and writes it if it changed.
+pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<(), kube::Error> {
+    let crp = input.crp;
+    let placement = crp.metadata.name.clone().unwrap_or_default();
+    let generation = crp.metadata.generation.unwrap_or_default();
+    let selected: Vec<ResourceIdentifier> = input
+        .resources
+        .selection
+        .manifests
+        .iter()
+        .map(selection::identifier)
+        .collect();
+    let index = input.resources.index.to_string();
+    let binding_indices: Vec<Option<String>> = input
+        .bindings
+        .iter()
+        .map(|b| index_of(&placement, &b.spec.resource_snapshot_name).map(|i| i.to_string()))
+        .collect();
+    let views: Vec<PlacementBinding> = input
+        .bindings
+        .iter()
+        .zip(&binding_indices)
+        .map(|(b, i)| PlacementBinding::of(b, i.as_deref()))
+        .collect();
+    let resources_at = |index: &str| -> Vec<ResourceIdentifier> {
+        index
+            .parse()
+            .ok()
+            .and_then(|i| manifests_of(input.snapshots, i))
+            .map(|m| m.iter().map(selection::identifier).collect())
+            .unwrap_or_default()
+    };
+    let previous = crp.status.clone().unwrap_or_default();
+    let mut status = placement_status(&PlacementInput {
+        kind: PlacementKind::ClusterResourcePlacement,
+        generation,
+        policy: crp.spec.policy.as_ref(),
+        strategy: crp.spec.strategy.as_ref(),
+        latest: LatestResources {
+            snapshot: &input.resources.name,
+            index: &index,
+            selected: &selected,
+        },
+        resources_at: &resources_at,
+        policy_snapshot: Some(PolicySnapshotView::of(input.policy_snapshot)),
+        bindings: &views,
+        previous: &previous,
+        now: input.now,
+    });
+    let mut conditions = status.conditions.take().unwrap_or_default();
+    set_condition(
+        &mut conditions,
+        selection_condition(&input.resources.selection, generation),
+        input.now,
+    );
+    status.conditions = Some(conditions);
+    if status == previous {
+        return Ok(());
+    }
+    let api: Api<ClusterResourcePlacement> = Api::all(client.clone());
+    writes::status(&api, crp, serde_json::to_value(&status).unwrap_or_default()).await
+}
+
+/// Whether the selectors selected something, and if not, why.
+fn selection_condition(
+    selection: &selection::Selection,
+    generation: i64,
+) -> NewCondition<'static> {
+    let (status, reason, message) = if !selection.problems.is_empty() {
+        (
+            "False",
+            "InvalidResourceSelectors",
+            selection.problems.join("; "),
+        )
+    } else if selection.manifests.is_empty() {
+        (
+            "False",
+            "NoResourcesSelected",
+            "the resource selectors match no object on the hub; the placement places nothing until one appears".to_string(),
+        )
+    } else {
+        (
+            "True",
+            "ResourcesSelected",
+            format!("{} resources selected", selection.manifests.len()),
+        )
+    };
+    NewCondition {
+        type_: RESOURCES_SELECTED,
+        status,
+        reason,
+        message,
+        observed_generation: Some(generation),
+    }
+}

@@ -1,0 +1,141 @@
+//! Carries out one rollout round ([`crate::rollout`]) for a placement: bindings bound to or
+//! moved to the latest resources, unscheduled ones deleted, and every binding's
+//! `RolloutStarted` condition.
+
+use flotilla_api::conditions::{NewCondition, set_condition};
+use flotilla_api::placement::policy::PlacementPolicy;
+use flotilla_api::placement::{BindingState, ClusterResourceBinding, ClusterResourcePlacement};
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use super::{ControllerError, writes};
+use crate::rollout::{Action, RolloutBinding, RolloutInput, rollout, unavailable_period};
+
+/// How many binding writes run at once.
+const PARALLEL_WRITES: usize = 32;
+
+/// What the bindings should carry: the latest resource snapshot and the apply strategy.
+pub(crate) struct Target<'a> {
+    /// The latest resource snapshot's first chunk.
+    pub snapshot: &'a str,
+    /// The placement.
+    pub crp: &'a ClusterResourcePlacement,
+    /// The effective policy (PickN's number of clusters from the policy snapshot).
+    pub policy: &'a PlacementPolicy,
+}
+
+impl Target<'_> {
+    /// Whether `binding` already carries the latest resources and apply strategy.
+    fn current(&self, binding: &ClusterResourceBinding) -> bool {
+        binding.spec.resource_snapshot_name == self.snapshot
+            && binding.spec.apply_strategy == self.apply_strategy()
+    }
+
+    fn apply_strategy(&self) -> Option<flotilla_api::placement::strategy::ApplyStrategy> {
+        self.crp
+            .spec
+            .strategy
+            .as_ref()
+            .and_then(|s| s.apply_strategy.clone())
+    }
+}
+
+/// Runs a round and writes it; returns whether any binding's spec changed and when to look
+/// again.
+pub(crate) async fn run(
+    client: &Client,
+    target: &Target<'_>,
+    bindings: &[ClusterResourceBinding],
+    now: Timestamp,
+) -> Result<(bool, Option<Timestamp>), ControllerError> {
+    let config = target
+        .crp
+        .spec
+        .strategy
+        .as_ref()
+        .and_then(|s| s.rolling_update.as_ref());
+    let period = unavailable_period(config);
+    let views: Vec<RolloutBinding> = bindings
+        .iter()
+        .map(|b| RolloutBinding::of(b, target.current(b), now, period))
+        .collect();
+    let plan = match rollout(&RolloutInput {
+        policy: target.policy,
+        strategy: target.crp.spec.strategy.as_ref(),
+        bindings: &views,
+        now,
+    }) {
+        Ok(plan) => plan,
+        Err(invalid) => {
+            tracing::warn!(placement = %target.crp.name_any(), %invalid, "rollout held");
+            return Ok((false, None));
+        }
+    };
+    let api: Api<ClusterResourceBinding> = Api::all(client.clone());
+    let changed = bindings.iter().any(|b| {
+        matches!(
+            plan.action(&b.name_any()),
+            Some(Action::Bind | Action::Update | Action::Delete)
+        )
+    });
+    let writes: Vec<BoxFuture<'_, Result<(), kube::Error>>> = bindings
+        .iter()
+        .filter_map(|b| Some((b, plan.action(&b.name_any())?)))
+        .map(|(binding, action)| carry_out(&api, target, binding, action, now).boxed())
+        .collect();
+    futures::stream::iter(writes)
+        .buffer_unordered(PARALLEL_WRITES)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok((changed, plan.recheck_at))
+}
+
+async fn carry_out(
+    api: &Api<ClusterResourceBinding>,
+    target: &Target<'_>,
+    binding: &ClusterResourceBinding,
+    action: &Action,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let name = binding.name_any();
+    let generation = match action {
+        Action::Delete => return writes::delete(api, &name).await,
+        Action::Bind | Action::Update => {
+            let patch = json!({"spec": {
+                "state": BindingState::Bound,
+                "resourceSnapshotName": target.snapshot,
+                "applyStrategy": target.apply_strategy(),
+            }});
+            let updated = api
+                .patch(&name, &Default::default(), &kube::api::Patch::Merge(patch))
+                .await?;
+            updated.metadata.generation.unwrap_or_default()
+        }
+        _ => binding.metadata.generation.unwrap_or_default(),
+    };
+    let Some(condition) = action.rollout_started(generation) else {
+        return Ok(());
+    };
+    write_condition(api, binding, condition, now).await
+}
+
+/// Sets one condition on the binding's status, if it changes anything.
+async fn write_condition(
+    api: &Api<ClusterResourceBinding>,
+    binding: &ClusterResourceBinding,
+    condition: NewCondition<'_>,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let mut conditions = binding
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    if !set_condition(&mut conditions, condition, now) {
+        return Ok(());
+    }
+    writes::status(api, binding, json!({"conditions": conditions})).await
+}
