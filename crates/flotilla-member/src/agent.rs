@@ -5,7 +5,8 @@
 //! While the InternalMemberCluster says `Join`, the agent heartbeats every
 //! `heartbeatPeriodSeconds` of the injected clock: it collects the member's properties and
 //! resource usage ([`crate::report`]) and writes them, with `Joined=True` and its health, into
-//! the InternalMemberCluster's status. When it says `Leave`, the agent deletes every
+//! the InternalMemberCluster's status; from the first heartbeat on, it runs the Work applier
+//! ([`crate::applier`]). When it says `Leave`, the agent stops the applier, deletes every
 //! AppliedWork in the member (and, through ownership, everything the fleet placed there),
 //! waits for that to finish, reports `Joined=False` and stops heartbeating.
 
@@ -27,6 +28,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::{Map, Value, json};
 
+use crate::applier::{self, Applier};
 use crate::membership::{DEFAULT_HEARTBEAT_SECONDS, member_namespace};
 use crate::report::{self, PriceSource, Report};
 
@@ -84,6 +86,8 @@ impl Agent {
         let mut latest: Option<InternalMemberCluster> = None;
         let mut phase = Phase::Waiting;
         let mut retry = false;
+        // The Work applier, while joined.
+        let mut applier: Option<applier::Running> = None;
         loop {
             let heartbeat_due = async {
                 match phase {
@@ -106,16 +110,33 @@ impl Agent {
                 () = heartbeat_due => {}
             }
             let Some(imc) = &latest else { continue };
+            if imc.spec.state == ClusterState::Leave {
+                // Stop applying Works before removing what they placed.
+                applier = None;
+            }
             match self.step(&imcs, imc, phase).await {
                 Ok(next) => {
                     phase = next;
                     retry = false;
+                    if matches!(phase, Phase::Joined { .. }) && applier.is_none() {
+                        applier = Some(self.applier().spawn());
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(member = %self.name, error = %e, "member agent: hub write failed; retrying");
                     retry = true;
                 }
             }
+        }
+    }
+
+    /// The member's Work applier.
+    fn applier(&self) -> Applier {
+        Applier {
+            member_name: self.name.clone(),
+            hub: self.hub.clone(),
+            member: self.member.clone(),
+            clock: self.clock.clone(),
         }
     }
 

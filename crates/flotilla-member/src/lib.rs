@@ -4,16 +4,21 @@
 //!   and InternalMemberCluster, mirrors the agent's reports into the MemberCluster's status,
 //!   and, when the MemberCluster is deleted, makes the member leave and cleans up.
 //! - [`agent`] runs once per member cluster: it heartbeats, reports the member's properties
-//!   ([`report`]) and, on leaving, removes everything the fleet placed on the member.
+//!   ([`report`]), applies the Works in its hub namespace while joined ([`applier`]) and, on
+//!   leaving, removes everything the fleet placed on the member.
 //!
 //! They live together because they share the InternalMemberCluster contract. The decisions
-//! are pure functions: [`report::report`] (properties from nodes, pods and prices) and
-//! [`membership::status::member_status`] (the MemberCluster status from what the agent wrote).
+//! are pure functions: [`report::report`] (properties from nodes, pods and prices),
+//! [`membership::status::member_status`] (the MemberCluster status from what the agent wrote)
+//! and the Work applier's core, [`work`].
 
 pub mod agent;
+pub mod applier;
+mod finalizer;
 pub mod membership;
 pub mod report;
 pub mod work;
 
 pub use agent::Agent;
+pub use applier::Applier;
 pub use report::PriceSource;

@@ -20,16 +20,19 @@ use flotilla_api::cluster::eligibility::{self, EligibilityWindows};
 use flotilla_api::cluster::member_cluster::{AgentType, MEMBER_NAMESPACE_PREFIX};
 use flotilla_api::cluster::{ClusterState, InternalMemberCluster, MemberCluster};
 use flotilla_api::conditions::find;
+use flotilla_api::placement::Work;
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 
 use serde_json::json;
+
+use crate::{applier, finalizer};
 
 /// Finalizer the hub keeps on a MemberCluster until the member has left.
 pub const FINALIZER: &str = "kubernetes-fleet.io/membercluster-finalizer";
@@ -103,36 +106,11 @@ async fn reconcile(mc: Arc<MemberCluster>, ctx: Arc<Context>) -> Result<Action, 
     }
 }
 
-fn has_finalizer(mc: &MemberCluster) -> bool {
-    mc.finalizers().iter().any(|f| f == FINALIZER)
-}
-
-/// Writes the finalizer list `finalizers` if the object is still at the version we read.
-async fn set_finalizers(
-    api: &Api<MemberCluster>,
-    mc: &MemberCluster,
-    finalizers: Vec<String>,
-) -> Result<(), kube::Error> {
-    let patch = json!({"metadata": {
-        "finalizers": finalizers,
-        "resourceVersion": mc.resource_version(),
-    }});
-    api.patch(
-        &mc.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(patch),
-    )
-    .await
-    .map(drop)
-}
-
 async fn join(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipError> {
     let name = mc.name_any();
     let members: Api<MemberCluster> = Api::all(ctx.client.clone());
-    if !has_finalizer(mc) {
-        let mut finalizers = mc.finalizers().to_vec();
-        finalizers.push(FINALIZER.into());
-        set_finalizers(&members, mc, finalizers).await?;
+    if !finalizer::has(mc, FINALIZER) {
+        finalizer::add(&members, mc, FINALIZER).await?;
         // The update comes back through the watch and continues from here.
         return Ok(Action::await_change());
     }
@@ -221,7 +199,7 @@ async fn ensure_imc(
 }
 
 async fn leave(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipError> {
-    if !has_finalizer(mc) {
+    if !finalizer::has(mc, FINALIZER) {
         return Ok(Action::await_change());
     }
     let name = mc.name_any();
@@ -246,6 +224,7 @@ async fn leave(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipEr
     let namespaces: Api<Namespace> = Api::all(ctx.client.clone());
     match namespaces.get_opt(&namespace).await? {
         Some(ns) => {
+            release_works(&ctx.client, &namespace).await?;
             if ns.metadata.deletion_timestamp.is_none() {
                 namespaces
                     .delete(&namespace, &DeleteParams::default())
@@ -255,17 +234,25 @@ async fn leave(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipEr
         }
         None => {
             let members: Api<MemberCluster> = Api::all(ctx.client.clone());
-            let finalizers = mc
-                .finalizers()
-                .iter()
-                .filter(|f| *f != FINALIZER)
-                .cloned()
-                .collect();
-            set_finalizers(&members, mc, finalizers).await?;
+            finalizer::remove(&members, mc, FINALIZER).await?;
             tracing::info!(member = %name, "member cluster left the fleet");
             Ok(Action::await_change())
         }
     }
+}
+
+/// Releases the Works in a leaving member's namespace from the Work applier's finalizer: the
+/// agent has removed everything they placed (or is gone and never will), so the finalizer has
+/// nothing left to guard, and the namespace's deletion must not wait for an applier that no
+/// longer runs (KubeFleet's hub does the same when a member leaves).
+async fn release_works(client: &Client, namespace: &str) -> Result<(), kube::Error> {
+    let works: Api<Work> = Api::namespaced(client.clone(), namespace);
+    for work in works.list(&ListParams::default()).await?.items {
+        if finalizer::has(&work, applier::FINALIZER) {
+            finalizer::remove(&works, &work, applier::FINALIZER).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether the member agent has confirmed leaving, or has been silent long enough that no

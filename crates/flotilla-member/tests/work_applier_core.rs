@@ -124,7 +124,7 @@ fn pass(
             });
         }
     }
-    let resources = flotilla_member::work::applied_resources(&results);
+    let resources = flotilla_member::work::applied_resources(&[], &results);
     (work_status(previous, 1, strategy, &results, now), resources)
 }
 

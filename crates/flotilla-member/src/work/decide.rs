@@ -57,7 +57,7 @@ pub struct Input<'a> {
     pub owner: &'a AppliedWorkOwner,
     /// How the kind's lists merge (`BuiltinStrategy` for built-in kinds, the CRD's schema
     /// otherwise), for comparisons.
-    pub lists: &'a dyn PatchStrategy,
+    pub lists: &'a (dyn PatchStrategy + Sync),
 }
 
 /// How an existing object is brought to the manifest.

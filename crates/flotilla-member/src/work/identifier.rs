@@ -82,6 +82,12 @@ pub fn identify(
     Ok(identifier)
 }
 
+/// Whether two identifiers name the same member object: same group, kind, namespace and name,
+/// whatever the version (a manifest moving to another version of its kind keeps its object).
+pub(crate) fn same_target(a: &WorkResourceIdentifier, b: &WorkResourceIdentifier) -> bool {
+    (&a.group, &a.kind, &a.namespace, &a.name) == (&b.group, &b.kind, &b.namespace, &b.name)
+}
+
 /// The plural resource name of `kind` (see the module docs).
 pub fn plural(group: &str, version: &str, kind: &str) -> String {
     ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)).plural
@@ -135,7 +141,7 @@ fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
 }
 
 /// `apps/v1 Deployment web/api` (or as much of it as is known) for error messages.
-fn describe(id: &WorkResourceIdentifier) -> String {
+pub(crate) fn describe(id: &WorkResourceIdentifier) -> String {
     let group_version = if id.group.is_empty() {
         id.version.clone()
     } else {

@@ -11,27 +11,37 @@
 //!    or refuse (takeover, co-ownership, drift), using [`ownership`] and [`drift`].
 //! 3. After a create or apply, [`decide::applied`] settles the [`outcome::Outcome`], and
 //!    [`availability::availability`] judges the object read back from the member.
+//!    A client-side apply is sent as the patch [`merge::three_way_patch`] computes.
 //! 4. [`status::work_status`] rolls the per-manifest results up into the Work's conditions and
 //!    `manifestConditions`, keeping transition and first-observed times from the previous
-//!    status; [`status::applied_resources`] lists what the AppliedWork now owns.
+//!    status; [`status::applied_resources`] lists what the AppliedWork now records.
+//! 5. [`cleanup::stale`] names what the AppliedWork recorded that the Work no longer carries,
+//!    and [`cleanup::release`] says whether to delete each or only drop the owner reference.
+//! 6. [`pace::Pace`] says when to look at the Work again.
 
 pub mod availability;
+pub mod cleanup;
 pub mod decide;
 pub mod drift;
 pub mod identifier;
 pub mod manifest;
+pub mod merge;
 pub mod order;
 pub mod outcome;
 pub mod ownership;
+pub mod pace;
 pub mod status;
 pub mod strategy;
 
 pub use availability::{Availability, availability};
+pub use cleanup::{Release, release, stale};
 pub use decide::{ApplyMethod, Decision, Input, applied, decide};
 pub use drift::differences;
 pub use identifier::{ManifestError, ManifestProblem, identify};
+pub use merge::{KindFamily, MemberPatch, three_way_patch};
 pub use order::{Plan, Planned, PlannedWave, Wave, plan};
 pub use outcome::{Outcome, ProcessingResult};
 pub use ownership::AppliedWorkOwner;
+pub use pace::Pace;
 pub use status::{ManifestResult, applied_resources, work_status};
 pub use strategy::Strategy;

@@ -25,7 +25,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::availability::Availability;
-use super::identifier::ManifestError;
+use super::identifier::{ManifestError, same_target};
 use super::outcome::{APPLIED, AVAILABLE, DIFF_REPORTED, Outcome, condition};
 use super::strategy::Strategy;
 
@@ -128,18 +128,32 @@ pub fn work_status(
     }
 }
 
-/// What the AppliedWork owns now: every applied manifest's identifier and object UID.
-pub fn applied_resources(results: &[ManifestResult]) -> Vec<AppliedResourceMeta> {
-    let mut applied: Vec<&ManifestResult> = results
-        .iter()
-        .filter(|r| r.outcome.result.is_applied())
-        .collect();
-    applied.sort_by_key(|r| r.identifier.ordinal);
-    applied
+/// What the AppliedWork records now: every applied manifest's identifier and object UID, and
+/// for a manifest not applied this time (drift, a refused apply, an API error), the object
+/// `previous` (the last record) had for it, so that the object is still found and removed
+/// when the manifest leaves the Work.
+pub fn applied_resources(
+    previous: &[AppliedResourceMeta],
+    results: &[ManifestResult],
+) -> Vec<AppliedResourceMeta> {
+    let mut ordered: Vec<&ManifestResult> = results.iter().collect();
+    ordered.sort_by_key(|r| r.identifier.ordinal);
+    ordered
         .into_iter()
-        .map(|r| AppliedResourceMeta {
-            identifier: r.identifier.clone(),
-            uid: r.live_uid.clone().unwrap_or_default(),
+        .filter_map(|r| {
+            let uid = if r.outcome.result.is_applied() {
+                r.live_uid.clone().unwrap_or_default()
+            } else {
+                previous
+                    .iter()
+                    .find(|p| same_target(&p.identifier, &r.identifier))?
+                    .uid
+                    .clone()
+            };
+            Some(AppliedResourceMeta {
+                identifier: r.identifier.clone(),
+                uid,
+            })
         })
         .collect()
 }

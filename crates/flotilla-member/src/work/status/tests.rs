@@ -108,7 +108,7 @@ fn all_applied_and_available() {
     );
     assert!(status.manifest_conditions[0].drift_details.is_none());
     assert_eq!(
-        applied_resources(&results)
+        applied_resources(&[], &results)
             .iter()
             .map(|r| (r.identifier.ordinal, r.uid.as_str()))
             .collect::<Vec<_>>(),
@@ -200,7 +200,7 @@ fn failures_hold_back_availability() {
     assert_eq!(details.observed_drifts, vec![drift("/data/k")]);
     assert_eq!(details.observed_in_member_cluster_generation, 4);
     assert_eq!(details.first_drifted_observed_time, Some(Time(t(5))));
-    assert_eq!(applied_resources(&results).len(), 1);
+    assert_eq!(applied_resources(&[], &results).len(), 1);
 }
 
 #[test]
@@ -359,7 +359,7 @@ fn rejected_manifests_are_reported_by_ordinal() {
         .collect();
     assert_eq!(reasons, vec!["DecodingErred", "DecodingErred"]);
     assert_eq!(status.manifest_conditions[1].identifier.ordinal, 1);
-    assert!(applied_resources(&results).is_empty());
+    assert!(applied_resources(&[], &results).is_empty());
 }
 
 #[test]
@@ -370,6 +370,32 @@ fn an_empty_work_is_applied_and_available() {
         vec![
             ("Applied", "True", "AllManifestsApplied", Some(3)),
             ("Available", "True", "AllManifestsAvailable", Some(3)),
+        ]
+    );
+}
+
+#[test]
+fn objects_not_applied_this_time_stay_recorded() {
+    let recorded = |id: WorkResourceIdentifier, uid: &str| AppliedResourceMeta {
+        identifier: id,
+        uid: uid.into(),
+    };
+    let drifted = Outcome::new(ProcessingResult::FoundDrifts, "drifted");
+    let results = vec![
+        applied(0, Availability::Available),
+        // Applied before (under another version and ordinal), drifted now: still recorded.
+        result(id(1, "ConfigMap", "drifted"), drifted.clone(), None),
+        // Never applied: not recorded.
+        result(id(2, "ConfigMap", "refused"), drifted, None),
+    ];
+    let mut before = id(5, "ConfigMap", "drifted");
+    before.version = "v1beta1".into();
+    let previous = vec![recorded(before, "old-uid")];
+    assert_eq!(
+        applied_resources(&previous, &results),
+        vec![
+            recorded(id(0, "ConfigMap", "c0"), "uid"),
+            recorded(id(1, "ConfigMap", "drifted"), "old-uid"),
         ]
     );
 }

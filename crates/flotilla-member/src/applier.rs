@@ -1,0 +1,377 @@
+//! The member agent's Work applier: a kube-rs controller over the Works in the member's hub
+//! namespace that applies their manifests to the member cluster and reports back, as
+//! KubeFleet's work applier does. Every decision is the pure core's ([`crate::work`]); this
+//! shell reads, writes and schedules.
+//!
+//! For each Work:
+//!
+//! 1. its finalizer [`FINALIZER`] goes on, and the AppliedWork of the same name is ensured on
+//!    the member ([`applied_work`]): it owns every object the Work places, so deleting it
+//!    removes exactly those;
+//! 2. the manifests are planned into waves and applied wave by wave (the manifests of one wave
+//!    concurrently), each through [`process`]: read, decide, create / three-way merge /
+//!    server-side apply / report differences, judge availability;
+//! 3. objects the AppliedWork recorded that the Work no longer carries are deleted, or only
+//!    disowned when others own them too ([`stale`]);
+//! 4. the AppliedWork's `appliedResources` and the Work's status are written, each only if it
+//!    changed;
+//! 5. the Work is looked at again on the injected clock as [`Pace`] says: quickly, backing
+//!    off, while it is not yet applied and available; every minute once it is, so drift made
+//!    on the member is noticed.
+//!
+//! A deleted Work's AppliedWork is deleted in the foreground (the member's garbage collector
+//! removes the objects it owns first); once it is gone, the finalizer comes off.
+//!
+//! The Work watch only wakes the controller for spec changes and deletion (not for the status
+//! it writes itself); the member's AppliedWorks are watched too, so an AppliedWork deleted on
+//! the member is recreated, and a Work's deletion finishes as soon as its AppliedWork is gone.
+
+mod applied_work;
+mod process;
+mod stale;
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use flotilla_api::placement::work::{WorkResourceIdentifier, WorkStatus};
+use flotilla_api::placement::{AppliedWork, Work};
+use flotilla_apiserver::clock::{Clock, Deadlines};
+use futures::StreamExt;
+use futures::future::join_all;
+use jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+use crate::finalizer;
+use crate::membership::member_namespace;
+use crate::work::identifier;
+use crate::work::manifest::FIELD_MANAGER;
+use crate::work::merge::MemberPatch;
+use crate::work::pace::{self, Pace};
+use crate::work::{
+    AppliedWorkOwner, ManifestResult, Strategy, applied_resources, plan, work_status,
+};
+
+/// Finalizer the applier keeps on a Work until what it placed is removed from the member
+/// (KubeFleet's).
+pub const FINALIZER: &str = "kubernetes-fleet.io/work-cleanup";
+
+/// How long to wait, in real time, before retrying a reconcile that failed on an API call.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// The Work applier of one member cluster.
+#[derive(Clone)]
+pub struct Applier {
+    /// The member's name: its Works are in hub namespace `fleet-member-<name>`.
+    pub member_name: String,
+    /// Client for the hub.
+    pub hub: Client,
+    /// Client for the member cluster's API.
+    pub member: Client,
+    /// The clock the applier's checks follow.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Applier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier")
+            .field("member_name", &self.member_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running applier; dropping it stops the applier.
+#[derive(Debug)]
+pub struct Running(JoinHandle<()>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Why one reconcile of a Work failed (it is retried).
+#[derive(Debug, thiserror::Error)]
+pub enum ApplierError {
+    /// A hub API call failed.
+    #[error("hub API: {0}")]
+    Hub(#[source] kube::Error),
+    /// A member API call about the Work's AppliedWork failed.
+    #[error("member API: {0}")]
+    Member(#[source] kube::Error),
+}
+
+/// The pace of the checks of one Work, and when the next is due.
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    /// The Work generation the pace was set for.
+    generation: Option<i64>,
+    pace: Pace,
+    /// When the last scheduled check is due.
+    due: Timestamp,
+}
+
+struct Context {
+    hub: Client,
+    member: Client,
+    namespace: String,
+    clock: Arc<dyn Clock>,
+    deadlines: Deadlines<ObjectRef<Work>>,
+    tracked: Mutex<HashMap<String, Tracked>>,
+}
+
+impl Applier {
+    /// Starts the applier as a task; it runs until the returned handle is dropped.
+    pub fn spawn(self) -> Running {
+        Running(tokio::spawn(self.run()))
+    }
+
+    /// Runs the applier until the hub's Work watch ends.
+    pub async fn run(self) {
+        let namespace = member_namespace(&self.member_name);
+        let (deadlines, due) = Deadlines::new(self.clock.clone());
+        let works: Api<Work> = Api::namespaced(self.hub.clone(), &namespace);
+        let (reader, writer) = reflector::store();
+        let triggers = watcher(works, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer)
+            .applied_objects()
+            .predicate_filter(spec_or_deletion, Default::default());
+        let applied_works: Api<AppliedWork> = Api::all(self.member.clone());
+        let work_namespace = namespace.clone();
+        let ctx = Arc::new(Context {
+            hub: self.hub,
+            member: self.member,
+            namespace,
+            clock: self.clock,
+            deadlines,
+            tracked: Mutex::default(),
+        });
+        Controller::for_stream(triggers, reader)
+            .watches(applied_works, watcher::Config::default(), move |aw| {
+                (aw.spec.work_namespace == work_namespace)
+                    .then(|| ObjectRef::new(&aw.spec.work_name).within(&work_namespace))
+            })
+            .reconcile_on(due)
+            .run(reconcile, error_policy, ctx)
+            .for_each(|result| async move {
+                if let Err(e) = result {
+                    tracing::debug!(error = %e, "work applier reconcile");
+                }
+            })
+            .await;
+    }
+}
+
+/// What of a Work wakes the controller: its spec (generation) and its deletion, not the
+/// status the applier writes itself.
+fn spec_or_deletion(work: &Work) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    (
+        work.metadata.generation,
+        work.metadata.deletion_timestamp.is_some(),
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+fn error_policy(work: Arc<Work>, error: &ApplierError, _: Arc<Context>) -> Action {
+    tracing::warn!(work = %work.name_any(), %error, "work applier: reconcile failed; retrying");
+    Action::requeue(RETRY)
+}
+
+async fn reconcile(work: Arc<Work>, ctx: Arc<Context>) -> Result<Action, ApplierError> {
+    if work.metadata.deletion_timestamp.is_some() {
+        remove(&work, &ctx).await
+    } else {
+        apply(&work, &ctx).await
+    }
+}
+
+/// Applies a Work and reports its status (see the module docs).
+async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
+    let works: Api<Work> = Api::namespaced(ctx.hub.clone(), &ctx.namespace);
+    if !finalizer::has(work, FINALIZER) {
+        finalizer::add(&works, work, FINALIZER)
+            .await
+            .map_err(ApplierError::Hub)?;
+    }
+    let name = work.name_any();
+    let recorded = applied_work::ensure(&ctx.member, &name, &ctx.namespace)
+        .await
+        .map_err(ApplierError::Member)?;
+    if recorded.metadata.deletion_timestamp.is_some() {
+        // Deleted on the member: recreated once it is gone (its watch event wakes us).
+        check_again(work, ctx, false);
+        return Ok(Action::await_change());
+    }
+    let owner = AppliedWorkOwner {
+        name: name.clone(),
+        uid: recorded.metadata.uid.clone().unwrap_or_default(),
+    };
+    let strategy = Strategy::of(work.spec.apply_strategy.as_ref());
+    let plan = plan(&work.spec.workload.manifests);
+    let mut results: Vec<ManifestResult> =
+        plan.rejected.iter().map(ManifestResult::rejected).collect();
+    for wave in &plan.waves {
+        let applying = wave
+            .manifests
+            .iter()
+            .map(|planned| process::process(&ctx.member, planned, strategy, &owner));
+        results.extend(join_all(applying).await);
+    }
+
+    let previous = recorded
+        .status
+        .clone()
+        .unwrap_or_default()
+        .applied_resources;
+    let mut resources = applied_resources(&previous, &results);
+    let stale = crate::work::stale(&previous, &plan);
+    resources.extend(stale::release_all(&ctx.member, stale, &owner).await);
+    applied_work::record(&ctx.member, &recorded, resources)
+        .await
+        .map_err(ApplierError::Member)?;
+
+    // Status times have second precision, as stored, so an unchanged status compares equal.
+    let now = Timestamp::from_second(ctx.clock.now().as_second()).unwrap_or(Timestamp::UNIX_EPOCH);
+    let before = work.status.clone().unwrap_or_default();
+    let status = work_status(
+        &before,
+        work.metadata.generation.unwrap_or(0),
+        strategy,
+        &results,
+        now,
+    );
+    if status != before {
+        write_status(&works, &name, &status)
+            .await
+            .map_err(ApplierError::Hub)?;
+    }
+    check_again(work, ctx, pace::settled(&status));
+    Ok(Action::await_change())
+}
+
+/// Writes a Work's status (the status subresource), replacing both lists.
+async fn write_status(
+    works: &Api<Work>,
+    name: &str,
+    status: &WorkStatus,
+) -> Result<(), kube::Error> {
+    let patch = json!({"status": {
+        "conditions": status.conditions,
+        "manifestConditions": status.manifest_conditions,
+    }});
+    works
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map(drop)
+}
+
+/// A deleted Work: deletes its AppliedWork in the foreground, waits until it is gone, then
+/// removes the finalizer.
+async fn remove(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
+    if !finalizer::has(work, FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let name = work.name_any();
+    if applied_work::delete(&ctx.member, &name)
+        .await
+        .map_err(ApplierError::Member)?
+    {
+        // Still there: its deletion wakes us through the AppliedWork watch; the clock is the
+        // backstop.
+        check_again(work, ctx, false);
+        return Ok(Action::await_change());
+    }
+    let works: Api<Work> = Api::namespaced(ctx.hub.clone(), &ctx.namespace);
+    match finalizer::remove(&works, work, FINALIZER).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 404 => {}
+        Err(e) => return Err(ApplierError::Hub(e)),
+    }
+    ctx.tracked
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&name);
+    tracing::info!(work = %name, "work applier: work removed from the member");
+    Ok(Action::await_change())
+}
+
+/// Schedules the next check of `work` on the clock, at the pace its state calls for. A check
+/// is only scheduled if none is already due sooner, so the checks of a Work never multiply.
+fn check_again(work: &Work, ctx: &Context, settled: bool) {
+    let now = ctx.clock.now();
+    let generation = work.metadata.generation;
+    let mut tracked = ctx.tracked.lock().unwrap_or_else(|e| e.into_inner());
+    let previous = tracked.get(&work.name_any()).copied();
+    let same_spec = previous.filter(|p| p.generation == generation);
+    let pace = Pace::next(same_spec.map(|p| p.pace), settled);
+    let due = now.checked_add(pace.delay()).unwrap_or(now);
+    let pending = previous.map(|p| p.due).filter(|at| *at > now);
+    let due = match pending {
+        Some(at) if at <= due => at,
+        _ => {
+            ctx.deadlines.schedule(due, ObjectRef::from_obj(work));
+            due
+        }
+    };
+    tracked.insert(
+        work.name_any(),
+        Tracked {
+            generation,
+            pace,
+            due,
+        },
+    );
+}
+
+/// The member API of the object a manifest names: namespaced iff the manifest has a namespace.
+fn member_api(member: &Client, id: &WorkResourceIdentifier) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk(&id.group, &id.version, &id.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &id.resource);
+    if id.namespace.is_empty() {
+        Api::all_with(member.clone(), &resource)
+    } else {
+        Api::namespaced_with(member.clone(), &id.namespace, &resource)
+    }
+}
+
+/// Sends a computed patch to the member object `name`, as the agent's field manager.
+async fn send(
+    api: &Api<DynamicObject>,
+    name: &str,
+    patch: &MemberPatch,
+) -> Result<DynamicObject, kube::Error> {
+    let body = match patch {
+        MemberPatch::Strategic(body) => Patch::Strategic(body),
+        MemberPatch::Merge(body) => Patch::Merge(body),
+    };
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PatchParams::default()
+    };
+    api.patch(name, &params, &body).await
+}
+
+/// A member API failure as a manifest's message: what was being done, and the API's answer.
+fn failure(doing: &str, id: &WorkResourceIdentifier, error: &kube::Error) -> String {
+    let answer = match error {
+        kube::Error::Api(status) => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    };
+    format!(
+        "{doing} {} on the member cluster failed: {answer}",
+        identifier::describe(id)
+    )
+}

@@ -1,0 +1,178 @@
+//! One manifest against the member cluster: read the live object, let the core decide, do
+//! what it says, and judge the availability of the object the member returns.
+//!
+//! Every failure here is the manifest's, not the Work's: it becomes the manifest's outcome
+//! (with the member API's answer in the message), and the other manifests go on.
+
+use flotilla_api::placement::work::WorkResourceIdentifier;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::core::DynamicObject;
+use kube::{Api, Client};
+use serde_json::{Value, json};
+
+use flotilla_apimachinery::patch::PatchError;
+
+use super::{failure, member_api, send};
+use crate::work::identifier;
+use crate::work::manifest::FIELD_MANAGER;
+use crate::work::merge::{self, KindFamily, MemberPatch};
+use crate::work::{
+    AppliedWorkOwner, ApplyMethod, Decision, Input, ManifestResult, Outcome, Planned,
+    ProcessingResult, Strategy, applied, availability, decide,
+};
+
+/// Processes one planned manifest of a Work whose AppliedWork is `owner`.
+pub(super) async fn process(
+    member: &Client,
+    planned: &Planned<'_>,
+    strategy: Strategy,
+    owner: &AppliedWorkOwner,
+) -> ManifestResult {
+    let id = &planned.identifier;
+    let family = KindFamily::of(&id.group);
+    let api = member_api(member, id);
+    let live = match api.get_opt(&id.name).await {
+        Ok(found) => found.map(to_value),
+        Err(e) => {
+            let outcome = Outcome::new(
+                ProcessingResult::FailedToFindObjInMemberCluster,
+                failure("reading", id, &e),
+            );
+            return result(id, outcome, None);
+        }
+    };
+    let input = Input {
+        manifest: planned.manifest,
+        live: live.as_ref(),
+        strategy,
+        owner,
+        lists: family.lists(),
+    };
+    // Only an existing object is applied over or taken over.
+    let current = live.clone().unwrap_or_default();
+    let (outcome, object) = match decide(&input) {
+        Decision::Create { object } => {
+            let created = create(&api, object)
+                .await
+                .map_err(|e| failure("creating", id, &e));
+            settle(&input, created, None)
+        }
+        Decision::Apply { object, method } => {
+            let written = write(&api, id, &object, method, &current, family).await;
+            settle(&input, written, input.live.cloned())
+        }
+        Decision::Skip {
+            outcome,
+            take_over: Some(reference),
+        } => {
+            let desired = json!({"metadata": {"ownerReferences": [reference]}});
+            let computed = merge::three_way_patch(None, &desired, &current, family);
+            match patch(&api, id, computed).await {
+                Ok(taken) => (outcome, Some(taken)),
+                Err(message) => (
+                    Outcome::new(ProcessingResult::FailedToTakeOver, message),
+                    live,
+                ),
+            }
+        }
+        Decision::Skip {
+            outcome,
+            take_over: None,
+        }
+        | Decision::Fail(outcome) => (outcome, live),
+    };
+    result(id, outcome, object)
+}
+
+/// The outcome of a create or apply that returned `written` (the object as the member now
+/// stores it) or failed; `live` is the object as read before.
+fn settle(
+    input: &Input<'_>,
+    written: Result<Value, String>,
+    live: Option<Value>,
+) -> (Outcome, Option<Value>) {
+    match written {
+        Ok(written) => (applied(input, &written), Some(written)),
+        Err(message) => (Outcome::new(ProcessingResult::FailedToApply, message), live),
+    }
+}
+
+/// Creates `object` on the member, as the agent's field manager.
+async fn create(api: &Api<DynamicObject>, object: Value) -> Result<Value, kube::Error> {
+    let object: DynamicObject = serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
+    let params = PostParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PostParams::default()
+    };
+    api.create(&params, &object).await.map(to_value)
+}
+
+/// Brings the existing object `live` to `object` with `method`.
+async fn write(
+    api: &Api<DynamicObject>,
+    id: &WorkResourceIdentifier,
+    object: &Value,
+    method: ApplyMethod,
+    live: &Value,
+    family: KindFamily,
+) -> Result<Value, String> {
+    match method {
+        ApplyMethod::ThreeWayMerge => {
+            let last = merge::last_applied(live);
+            patch(
+                api,
+                id,
+                merge::three_way_patch(last.as_ref(), object, live, family),
+            )
+            .await
+        }
+        ApplyMethod::ServerSideApply { force } => {
+            let mut params = PatchParams::apply(FIELD_MANAGER);
+            params.force = force;
+            api.patch(&id.name, &params, &Patch::Apply(object))
+                .await
+                .map(to_value)
+                .map_err(|e| failure("server-side applying", id, &e))
+        }
+    }
+}
+
+/// Computes and sends a patch to the member.
+async fn patch(
+    api: &Api<DynamicObject>,
+    id: &WorkResourceIdentifier,
+    computed: Result<MemberPatch, PatchError>,
+) -> Result<Value, String> {
+    let computed = computed.map_err(|e| {
+        format!(
+            "the patch for {} could not be computed: {e}",
+            identifier::describe(id)
+        )
+    })?;
+    send(api, &id.name, &computed)
+        .await
+        .map(to_value)
+        .map_err(|e| failure("patching", id, &e))
+}
+
+/// The manifest's result, `object` being the member object as last seen (if any).
+fn result(id: &WorkResourceIdentifier, outcome: Outcome, object: Option<Value>) -> ManifestResult {
+    let field = |pointer: &str| object.as_ref().and_then(|o| o.pointer(pointer));
+    ManifestResult {
+        identifier: id.clone(),
+        availability: object
+            .as_ref()
+            .filter(|_| outcome.result.is_applied())
+            .map(availability),
+        live_generation: field("/metadata/generation").and_then(Value::as_i64),
+        live_uid: field("/metadata/uid")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        outcome,
+    }
+}
+
+/// A member object as JSON.
+fn to_value(object: DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}

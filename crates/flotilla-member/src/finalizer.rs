@@ -1,0 +1,54 @@
+//! Adding and removing one finalizer on a hub object, with a merge patch conditioned on the
+//! object's `resourceVersion`, so that a concurrent change to the list is never overwritten
+//! (the write fails with 409 and the controller retries on the fresh object).
+
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+/// Whether `object` carries `finalizer`.
+pub(crate) fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
+    object.finalizers().iter().any(|f| f == finalizer)
+}
+
+/// Adds `finalizer` to `object` (read from `api`); returns the updated object.
+pub(crate) async fn add<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut finalizers = object.finalizers().to_vec();
+    finalizers.push(finalizer.to_owned());
+    write(api, object, finalizers).await
+}
+
+/// Removes `finalizer` from `object` (read from `api`); returns the updated object (or the
+/// object as deleted, when it was the last finalizer of an object being deleted).
+pub(crate) async fn remove<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let finalizers = object
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .cloned()
+        .collect();
+    write(api, object, finalizers).await
+}
+
+/// Writes the finalizer list if the object is still at the version read.
+async fn write<K>(api: &Api<K>, object: &K, finalizers: Vec<String>) -> Result<K, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let patch = json!({"metadata": {
+        "finalizers": finalizers,
+        "resourceVersion": object.resource_version(),
+    }});
+    api.patch(
+        &object.name_any(),
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(patch),
+    )
+    .await
+}
