@@ -102,8 +102,10 @@ async fn watch_kind(
     clock: Arc<dyn Clock>,
 ) {
     let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
-    let api: Api<PartialObjectMeta<kube::api::DynamicObject>> =
-        Api::all_with(client, &ApiResource::from_gvk_with_plural(&gvk, &kind.plural));
+    let api: Api<PartialObjectMeta<kube::api::DynamicObject>> = Api::all_with(
+        client,
+        &ApiResource::from_gvk_with_plural(&gvk, &kind.plural),
+    );
     let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
     let mut listed = false;
     while let Some(event) = events.next().await {

@@ -48,9 +48,7 @@ impl HubKinds {
         let mut kinds = Vec::new();
         for group in discovery.groups() {
             for (resource, capabilities) in group.recommended_resources() {
-                if !capabilities.supports_operation(verbs::LIST)
-                    || resource.plural.contains('/')
-                {
+                if !capabilities.supports_operation(verbs::LIST) || resource.plural.contains('/') {
                     continue;
                 }
                 kinds.push(KindInfo {

@@ -44,6 +44,26 @@ pub enum ControllerError {
     Json(#[from] serde_json::Error),
 }
 
+impl ControllerError {
+    /// Whether another writer changed the object since it was read: expected when
+    /// controllers share objects, and retried at once from a fresh read.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, ControllerError::Api(kube::Error::Api(status)) if status.code == 409)
+    }
+
+    /// What the failed reconcile does next: a conflict is retried almost at once and quietly,
+    /// anything else after a second with a warning naming `what`.
+    pub(crate) fn retry(&self, what: &str) -> kube::runtime::controller::Action {
+        use kube::runtime::controller::Action;
+        if self.is_conflict() {
+            tracing::debug!(%what, error = %self, "write conflict; retrying");
+            return Action::requeue(std::time::Duration::from_millis(50));
+        }
+        tracing::warn!(%what, error = %self, "reconcile failed; retrying");
+        Action::requeue(std::time::Duration::from_secs(1))
+    }
+}
+
 /// Runs every placement controller against the hub until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     tokio::join!(

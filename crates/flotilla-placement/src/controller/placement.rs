@@ -2,7 +2,6 @@
 //! bindings, rollout and status up to date.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
@@ -43,7 +42,10 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (clusters, cluster_writer) = reflector::store();
     let cluster_events = reflector(
         cluster_writer,
-        watcher(Api::<MemberCluster>::all(client.clone()), watcher::Config::default()),
+        watcher(
+            Api::<MemberCluster>::all(client.clone()),
+            watcher::Config::default(),
+        ),
     )
     .applied_objects();
     let (placement_store, placement_writer) = reflector::store();
@@ -104,8 +106,7 @@ fn error_policy(
     error: &ControllerError,
     _: Arc<Context>,
 ) -> Action {
-    tracing::warn!(placement = %crp.name_any(), %error, "placement reconcile failed; retrying");
-    Action::requeue(Duration::from_secs(1))
+    error.retry(&format!("placement {}", crp.name_any()))
 }
 
 async fn reconcile(
@@ -197,7 +198,10 @@ async fn delete(
         return Ok(Action::await_change());
     }
     let binding_api: Api<ClusterResourceBinding> = Api::all(ctx.client.clone());
-    for binding in bindings.iter().filter(|b| b.metadata.deletion_timestamp.is_none()) {
+    for binding in bindings
+        .iter()
+        .filter(|b| b.metadata.deletion_timestamp.is_none())
+    {
         writes::delete(&binding_api, &binding.name_any()).await?;
     }
     Ok(Action::await_change())

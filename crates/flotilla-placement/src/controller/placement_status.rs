@@ -98,10 +98,7 @@ pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<()
 }
 
 /// Whether the selectors selected something, and if not, why.
-fn selection_condition(
-    selection: &selection::Selection,
-    generation: i64,
-) -> NewCondition<'static> {
+fn selection_condition(selection: &selection::Selection, generation: i64) -> NewCondition<'static> {
     let (status, reason, message) = if !selection.problems.is_empty() {
         (
             "False",

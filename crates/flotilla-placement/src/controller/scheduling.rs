@@ -173,5 +173,10 @@ async fn write_snapshot_status(
         return Ok(());
     }
     let api: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
-    writes::status(&api, cycle.snapshot, serde_json::to_value(&status).unwrap_or_default()).await
+    writes::status(
+        &api,
+        cycle.snapshot,
+        serde_json::to_value(&status).unwrap_or_default(),
+    )
+    .await
 }

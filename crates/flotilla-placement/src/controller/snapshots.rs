@@ -32,10 +32,7 @@ pub(crate) struct LatestResources {
 /// Lists the placement's objects of kind `K` (by the parent label).
 pub(crate) async fn owned<K>(client: &Client, placement: &str) -> Result<Vec<K>, kube::Error>
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     let api: Api<K> = Api::all(client.clone());
     let params = ListParams::default().labels(&format!("{PARENT_PLACEMENT_LABEL}={placement}"));
@@ -50,12 +47,22 @@ pub(crate) async fn sync_policy(
 ) -> Result<ClusterSchedulingPolicySnapshot, ControllerError> {
     let api: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
     let existing = owned(client, &owner.name).await?;
-    let plan = policy::plan(owner, &existing, crp.spec.policy.as_ref(), history_limit(crp));
+    let plan = policy::plan(
+        owner,
+        &existing,
+        crp.spec.policy.as_ref(),
+        history_limit(crp),
+    );
     if let Some(created) = &plan.create {
         writes::create(&api, created).await?;
     }
     if let Some(annotations) = &plan.annotate {
-        writes::merge(&api, &plan.name, json!({"metadata": {"annotations": annotations}})).await?;
+        writes::merge(
+            &api,
+            &plan.name,
+            json!({"metadata": {"annotations": annotations}}),
+        )
+        .await?;
     }
     tidy(&api, &plan.housekeeping).await?;
     Ok(api.get(&plan.name).await?)
@@ -99,8 +106,10 @@ async fn select(
     let (wanted, problems) = selection::kinds_to_list(terms, &served);
     let lists = wanted.iter().map(|kind| async move {
         let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
-        let api: Api<DynamicObject> =
-            Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, &kind.plural));
+        let api: Api<DynamicObject> = Api::all_with(
+            client.clone(),
+            &ApiResource::from_gvk_with_plural(&gvk, &kind.plural),
+        );
         let objects = api.list(&ListParams::default()).await?.items;
         let objects = objects
             .into_iter()
@@ -117,7 +126,10 @@ async fn select(
 }
 
 /// A listed object as JSON with its `apiVersion` and `kind` (lists leave them out per item).
-fn object_json(object: DynamicObject, kind: &selection::KindInfo) -> Result<Value, serde_json::Error> {
+fn object_json(
+    object: DynamicObject,
+    kind: &selection::KindInfo,
+) -> Result<Value, serde_json::Error> {
     let mut value = serde_json::to_value(object)?;
     if let Some(fields) = value.as_object_mut() {
         fields.insert("apiVersion".into(), kind.api_version().into());
@@ -157,7 +169,10 @@ pub(crate) async fn manifests(
     let api: Api<ClusterResourceSnapshot> = Api::all(client.clone());
     let labels = BTreeMap::from([
         (PARENT_PLACEMENT_LABEL, placement.to_string()),
-        (flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL, index.to_string()),
+        (
+            flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL,
+            index.to_string(),
+        ),
     ]);
     let selector: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let chunks = api

@@ -70,8 +70,10 @@ fn error_policy(
     error: &ControllerError,
     _: Arc<Context>,
 ) -> Action {
-    tracing::warn!(binding = %binding.name_any(), %error, "work generation failed; retrying");
-    Action::requeue(Duration::from_secs(1))
+    error.retry(&format!(
+        "work generation for binding {}",
+        binding.name_any()
+    ))
 }
 
 async fn reconcile(
@@ -90,7 +92,10 @@ async fn reconcile(
         if works.is_empty() {
             writes::remove_finalizer(&api, &binding, BINDING_FINALIZER).await?;
         }
-        for work in works.iter().filter(|w| w.metadata.deletion_timestamp.is_none()) {
+        for work in works
+            .iter()
+            .filter(|w| w.metadata.deletion_timestamp.is_none())
+        {
             writes::delete(&works_api, &work.name_any()).await?;
         }
         return Ok(Action::await_change());
@@ -105,7 +110,9 @@ async fn reconcile(
     let Some(desired) = desired_work(&ctx, &binding, &namespace).await? else {
         return Ok(Action::requeue(Duration::from_secs(1)));
     };
-    let current = works.iter().find(|w| w.metadata.name == desired.metadata.name);
+    let current = works
+        .iter()
+        .find(|w| w.metadata.name == desired.metadata.name);
     match current {
         Some(work) if work.spec == desired.spec && work.labels() == desired.labels() => {}
         Some(work) => {
@@ -131,11 +138,7 @@ async fn reconcile(
         .filter(|w| w.metadata.name == desired.metadata.name)
         .map(|w| WorkView::of(w, true))
         .collect();
-    let report_diff = binding
-        .spec
-        .apply_strategy
-        .as_ref()
-        .and_then(|s| s.type_)
+    let report_diff = binding.spec.apply_strategy.as_ref().and_then(|s| s.type_)
         == Some(ApplyStrategyType::ReportDiff);
     let previous = binding.status.clone().unwrap_or_default();
     let status = binding_status(&BindingWorks {
@@ -164,7 +167,10 @@ async fn desired_work(
         .cloned()
         .unwrap_or_default();
     let snapshots: Api<ClusterResourceSnapshot> = Api::all(ctx.client.clone());
-    let Some(first) = snapshots.get_opt(&binding.spec.resource_snapshot_name).await? else {
+    let Some(first) = snapshots
+        .get_opt(&binding.spec.resource_snapshot_name)
+        .await?
+    else {
         return Ok(None);
     };
     let Some(index) = first

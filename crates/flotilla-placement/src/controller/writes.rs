@@ -49,9 +49,13 @@ where
         "metadata": {"resourceVersion": object.resource_version()},
         "status": status,
     });
-    api.patch_status(&object.name_any(), &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .map(drop)
+    api.patch_status(
+        &object.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await
+    .map(drop)
 }
 
 /// Deletes `name`; already gone is not an error.

@@ -1,0 +1,286 @@
+//! Resource placement end to end with the real kubectl on the simulated fleet: a placement
+//! of a namespace with a Deployment reaches Available on every selected member, changes roll
+//! out, drift is reported, overrides change one cluster, and deleting the placement cleans
+//! every member.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::HubProcess;
+
+/// Polls `probe` every 300 ms for up to `secs` seconds.
+fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// A joined default fleet (six members) with quick pod readiness.
+fn fleet() -> HubProcess {
+    let hub = HubProcess::start_with(&["--readiness-delay", "1"]);
+    eventually("6 members joined", 90, || {
+        let out = hub.kubectl(&[
+            "get",
+            "memberclusters",
+            "-o",
+            r#"jsonpath={range .items[*]}{.status.conditions[?(@.type=="Joined")].status}{"\n"}{end}"#,
+        ]);
+        let joined = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| *l == "True")
+            .count();
+        (joined == 6).then_some(())
+    });
+    hub
+}
+
+/// A kubeconfig for `member`, through the hub.
+fn member_kubeconfig(hub: &HubProcess, member: &str) -> PathBuf {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["kubeconfig", member, "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla kubeconfig");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = hub.dir().join(format!("{member}.kubeconfig"));
+    std::fs::write(&path, &out.stdout).unwrap();
+    path
+}
+
+/// `kubectl --kubeconfig MEMBER ARGS` output, or `None` on failure.
+fn on_member(hub: &HubProcess, member: &PathBuf, args: &[&str]) -> Option<String> {
+    let mut all = vec!["--kubeconfig", member.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = hub.kubectl(&all);
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The status of the placement's condition `type_` (without the prefix), if observed for the
+/// current generation.
+fn placement_condition(hub: &HubProcess, name: &str, type_: &str) -> Option<String> {
+    let path = format!(
+        r#"jsonpath={{.metadata.generation}} {{.status.conditions[?(@.type=="ClusterResourcePlacement{type_}")].observedGeneration}} {{.status.conditions[?(@.type=="ClusterResourcePlacement{type_}")].status}}"#
+    );
+    let out = hub.kubectl_ok(&["get", "crp", name, "-o", &path]);
+    let fields: Vec<&str> = out.split_whitespace().collect();
+    match fields.as_slice() {
+        [generation, observed, status] if generation == observed => Some(status.to_string()),
+        _ => None,
+    }
+}
+
+const APP: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: app
+  labels:
+    team: web
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: app
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: app
+data:
+  greeting: hello
+"#;
+
+const PLACEMENT: &str = r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: app
+spec:
+  resourceSelectors:
+    - group: ""
+      kind: Namespace
+      version: v1
+      name: app
+  policy:
+    placementType: PickAll
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxUnavailable: 1
+      maxSurge: 1
+      unavailablePeriodSeconds: 1
+"#;
+
+#[test]
+fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
+    let hub = fleet();
+    hub.create(APP);
+    hub.create(PLACEMENT);
+    eventually("the placement Available", 120, || {
+        (placement_condition(&hub, "app", "Available").as_deref() == Some("True")).then_some(())
+    });
+
+    // Every member runs the Deployment.
+    let members: Vec<String> = (1..=6).map(|i| format!("member-cluster-0{i}")).collect();
+    for member in &members {
+        let config = member_kubeconfig(&hub, member);
+        let ready = on_member(
+            &hub,
+            &config,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-n",
+                "app",
+                "-o",
+                "jsonpath={.status.readyReplicas}",
+            ],
+        );
+        assert_eq!(ready.as_deref(), Some("2"), "{member}");
+        let data = on_member(
+            &hub,
+            &config,
+            &[
+                "get",
+                "configmap",
+                "settings",
+                "-n",
+                "app",
+                "-o",
+                "jsonpath={.data.greeting}",
+            ],
+        );
+        assert_eq!(data.as_deref(), Some("hello"), "{member}");
+    }
+
+    // The placement explains itself: columns, per-cluster statuses, selected resources.
+    let table = hub.kubectl_ok(&["get", "crp", "app"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "GEN",
+            "SCHEDULED",
+            "SCHEDULED-GEN",
+            "AVAILABLE",
+            "AVAILABLE-GEN",
+            "AGE"
+        ]
+    );
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[..6], ["app", "1", "True", "1", "True", "1"], "{table}");
+    let statuses = hub.kubectl_ok(&[
+        "get",
+        "crp",
+        "app",
+        "-o",
+        "jsonpath={range .status.placementStatuses[*]}{.clusterName}{\"\\n\"}{end}",
+    ]);
+    assert_eq!(statuses.lines().count(), 6, "{statuses}");
+    let selected = hub.kubectl_ok(&[
+        "get",
+        "crp",
+        "app",
+        "-o",
+        "jsonpath={range .status.selectedResources[*]}{.kind}/{.name} {end}",
+    ]);
+    assert_eq!(
+        selected.trim(),
+        "Namespace/app ConfigMap/settings Deployment/web"
+    );
+    let snapshots = hub.kubectl_ok(&[
+        "get",
+        "clusterresourcesnapshots",
+        "-l",
+        "kubernetes-fleet.io/parent-CRP=app,kubernetes-fleet.io/is-latest-snapshot=true",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        snapshots.trim(),
+        "clusterresourcesnapshot.placement.kubernetes-fleet.io/app-0-snapshot"
+    );
+
+    // A change on the hub is a new resource snapshot, rolled out to every member.
+    hub.kubectl_ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "-n",
+        "app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
+    ]);
+    eventually("the new index rolled out", 120, || {
+        let index = hub.kubectl_ok(&[
+            "get",
+            "crp",
+            "app",
+            "-o",
+            "jsonpath={.status.observedResourceIndex}",
+        ]);
+        (index == "1" && placement_condition(&hub, "app", "Available").as_deref() == Some("True"))
+            .then_some(())
+    });
+    for member in &members {
+        let config = member_kubeconfig(&hub, member);
+        let replicas = on_member(
+            &hub,
+            &config,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-n",
+                "app",
+                "-o",
+                "jsonpath={.spec.replicas}",
+            ],
+        );
+        assert_eq!(replicas.as_deref(), Some("3"), "{member}");
+    }
+
+    // Deleting the placement removes what it placed from every member.
+    hub.kubectl_ok(&["delete", "crp", "app", "--timeout=120s"]);
+    for member in &members {
+        let config = member_kubeconfig(&hub, member);
+        eventually("the namespace gone from the member", 60, || {
+            on_member(&hub, &config, &["get", "namespace", "app"])
+                .is_none()
+                .then_some(())
+        });
+    }
+    let bindings = hub.kubectl_ok(&["get", "clusterresourcebindings", "-o", "name"]);
+    assert!(bindings.trim().is_empty(), "{bindings}");
+}
