@@ -25,6 +25,8 @@ pub enum Rendered {
 pub struct Deleted {
     /// The kind of the override.
     pub kind: OverrideKind,
+    /// The override snapshot's namespace (ResourceOverride snapshots only).
+    pub namespace: Option<String>,
     /// The override snapshot's name.
     pub snapshot: String,
     /// Index of the rule in `policy.overrideRules`.
@@ -53,6 +55,7 @@ pub fn render(
             if rule.override_type.unwrap_or_default() == OverrideType::Delete {
                 return Ok(Rendered::Deleted(Deleted {
                     kind: source.kind(),
+                    namespace: source.namespace().map(str::to_string),
                     snapshot: source.snapshot.to_string(),
                     rule: index,
                 }));

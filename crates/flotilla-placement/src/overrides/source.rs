@@ -2,6 +2,8 @@
 //! resources it selects, which placement it belongs to, and its rules; and the identity of a
 //! selected manifest that selectors compare against.
 
+use std::collections::BTreeMap;
+
 use flotilla_api::placement::override_snapshots::IS_LATEST_SNAPSHOT_LABEL;
 use flotilla_api::placement::overrides::{
     NamespacedResourceSelector, OverrideRule, PlacementRef, PlacementScope,
@@ -193,7 +195,7 @@ impl<'a> Source<'a> {
     }
 }
 
-fn is_latest(labels: Option<&std::collections::BTreeMap<String, String>>) -> bool {
+fn is_latest(labels: Option<&BTreeMap<String, String>>) -> bool {
     labels
         .and_then(|l| l.get(IS_LATEST_SNAPSHOT_LABEL))
         .is_some_and(|v| v == "true")

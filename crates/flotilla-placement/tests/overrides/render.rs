@@ -71,6 +71,7 @@ fn cluster_resource_override_example() {
         run(&role, &test, &cros, &[]),
         Ok(Rendered::Deleted(Deleted {
             kind: OverrideKind::Cluster,
+            namespace: None,
             snapshot: "example-cro-0".into(),
             rule: 1
         }))
@@ -196,6 +197,7 @@ fn delete_wins_over_every_other_rule() {
         run(&web, &member("prod-1", &[("env", "prod")]), &cros, &ros),
         Ok(Rendered::Deleted(Deleted {
             kind: OverrideKind::Namespaced,
+            namespace: Some("app".into()),
             snapshot: "delete-0".into(),
             rule: 0
         }))
