@@ -10,8 +10,16 @@
 //! conditions up into the placement's status, with KubeFleet's condition types, order and
 //! reasons. [`selection`] and [`snapshot`] decide what a placement selects and how it is
 //! recorded. [`controller`] holds the kube-rs controllers: thin shells over all of these.
+//!
+//! [`overrides`] decides which ClusterResourceOverrides and ResourceOverrides apply to a
+//! placement, renders each selected manifest for each cluster, and plans override snapshots.
+//!
+//! [`eviction`] judges a `ClusterResourcePlacementEviction` against its placement, bindings and
+//! disruption budget.
 
 pub mod controller;
+pub mod eviction;
+pub mod overrides;
 pub mod rollout;
 pub mod scheduler;
 pub mod selection;

@@ -39,7 +39,7 @@ fn api_resources_lists_fleet_kinds_with_short_names() {
     }
     let crp = out
         .lines()
-        .find(|l| l.contains("ClusterResourcePlacement"))
+        .find(|l| l.split_whitespace().last() == Some("ClusterResourcePlacement"))
         .expect("crp line");
     assert!(
         crp.split_whitespace().any(|w| w == "crp"),

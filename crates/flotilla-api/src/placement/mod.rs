@@ -1,9 +1,13 @@
-//! The `placement.kubernetes-fleet.io` API group: placements and staged updates.
+//! The `placement.kubernetes-fleet.io` API group: placements, overrides, evictions and staged
+//! updates.
 
 pub mod applied_work;
 pub mod approval_request;
 pub mod binding;
 pub mod cluster_resource_placement;
+pub mod disruption_budget;
+pub mod eviction;
+pub mod override_snapshots;
 pub mod overrides;
 pub mod policy;
 pub mod selector;
@@ -20,6 +24,13 @@ pub use binding::{BindingState, ClusterResourceBinding, ResourceBindingSpec};
 pub use cluster_resource_placement::{
     ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
 };
+pub use disruption_budget::{
+    ClusterResourcePlacementDisruptionBudget, PlacementDisruptionBudgetSpec,
+};
+pub use eviction::{
+    ClusterResourcePlacementEviction, PlacementEvictionSpec, PlacementEvictionStatus,
+};
+pub use override_snapshots::{ClusterResourceOverrideSnapshot, ResourceOverrideSnapshot};
 pub use overrides::{ClusterResourceOverride, ResourceOverride};
 pub use snapshots::{ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot};
 pub use staged_update_run::{
@@ -49,8 +60,12 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         served_versions(Work::crd()),
         served_versions(ClusterResourceOverride::crd()),
         served_versions(ResourceOverride::crd()),
+        served_versions(ClusterResourceOverrideSnapshot::crd()),
+        served_versions(ResourceOverrideSnapshot::crd()),
         served_versions(ClusterStagedUpdateStrategy::crd()),
         served_versions(ClusterStagedUpdateRun::crd()),
         served_versions(ClusterApprovalRequest::crd()),
+        served_versions(ClusterResourcePlacementEviction::crd()),
+        served_versions(ClusterResourcePlacementDisruptionBudget::crd()),
     ]
 }

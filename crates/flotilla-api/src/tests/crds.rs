@@ -4,6 +4,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
+use super::schema_check::violations;
 use crate::validation::structural;
 use crate::{core_crds, fleet_crds, validate};
 
@@ -75,19 +76,28 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "Work",
             "ClusterResourceOverride",
             "ResourceOverride",
+            "ClusterResourceOverrideSnapshot",
+            "ResourceOverrideSnapshot",
             "ClusterStagedUpdateStrategy",
             "ClusterStagedUpdateRun",
-            "ClusterApprovalRequest"
+            "ClusterApprovalRequest",
+            "ClusterResourcePlacementEviction",
+            "ClusterResourcePlacementDisruptionBudget"
         ]
     );
     for crd in &crds {
         let kind = &crd.spec.names.kind;
-        let scope =
-            if ["InternalMemberCluster", "Work", "ResourceOverride"].contains(&kind.as_str()) {
-                "Namespaced"
-            } else {
-                "Cluster"
-            };
+        let namespaced = [
+            "InternalMemberCluster",
+            "Work",
+            "ResourceOverride",
+            "ResourceOverrideSnapshot",
+        ];
+        let scope = if namespaced.contains(&kind.as_str()) {
+            "Namespaced"
+        } else {
+            "Cluster"
+        };
         assert_eq!(crd.spec.scope, scope, "{kind}");
         assert_eq!(
             crd.metadata.name.as_deref(),
@@ -225,6 +235,34 @@ fn fleet_short_names_and_printer_columns_follow_kubefleet() {
     );
     // KubeFleet gives strategies no columns: kubectl shows NAME and AGE.
     expect("ClusterStagedUpdateStrategy", "csus", &[]);
+    expect(
+        "ClusterResourcePlacementEviction",
+        "crpe",
+        &[("Valid", 0), ("Executed", 0), ("Age", 0)],
+    );
+    expect(
+        "ClusterResourcePlacementDisruptionBudget",
+        "crpdb",
+        &[("Max-Unavailable", 0), ("Min-Available", 0), ("Age", 0)],
+    );
+    // KubeFleet's override snapshots have no short name and no columns; ours show the index
+    // and whether the snapshot is the latest.
+    for kind in [
+        "ClusterResourceOverrideSnapshot",
+        "ResourceOverrideSnapshot",
+    ] {
+        let crd = find(&crds, kind);
+        assert_eq!(crd.spec.names.short_names, None, "{kind}");
+        assert_eq!(
+            columns(crd),
+            [
+                ("Index".to_string(), 0),
+                ("Latest".to_string(), 0),
+                ("Age".to_string(), 0)
+            ],
+            "{kind}"
+        );
+    }
 
     let member = find(&crds, "MemberCluster").spec.versions[0]
         .additional_printer_columns
@@ -348,12 +386,70 @@ fn fleet_schemas_carry_kubefleet_defaults_and_bounds() {
         at("ClusterStagedUpdateRun", &format!("{spec}/state/default")),
         json!("Initialize")
     );
+    let budget = at("ClusterResourcePlacementDisruptionBudget", spec);
+    for name in ["maxUnavailable", "minAvailable"] {
+        assert_eq!(
+            budget[name]["x-kubernetes-int-or-string"],
+            json!(true),
+            "{name}"
+        );
+        assert_eq!(
+            budget[name]["pattern"],
+            json!("^(100|[0-9]{1,2})%$"),
+            "{name}"
+        );
+    }
+    let eviction = at("ClusterResourcePlacementEviction", spec);
+    assert_eq!(eviction["placementName"]["maxLength"], json!(255));
+    assert_eq!(eviction["clusterName"]["maxLength"], json!(255));
+    let required = at(
+        "ClusterResourcePlacementEviction",
+        "/properties/spec/required",
+    );
+    assert_eq!(required, json!(["clusterName", "placementName"]));
+    let snapshot = at("ClusterResourceOverrideSnapshot", spec);
+    assert_eq!(
+        snapshot["overrideSpec"]["properties"]["clusterResourceSelectors"]["maxItems"],
+        json!(20)
+    );
     let conditions = at(
         "ClusterResourcePlacement",
         "/properties/status/properties/conditions",
     );
     assert_eq!(conditions["x-kubernetes-list-type"], json!("map"));
     assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+}
+
+#[test]
+fn budget_strings_must_be_percentages() {
+    let crds = fleet_crds();
+    let schema = schema(find(&crds, "ClusterResourcePlacementDisruptionBudget"), 1);
+    let budget = |spec: Value| {
+        json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "ClusterResourcePlacementDisruptionBudget",
+            "metadata": {"name": "crp"},
+            "spec": spec
+        })
+    };
+    for ok in [
+        json!({"maxUnavailable": "0%"}),
+        json!({"minAvailable": "100%"}),
+        json!({"minAvailable": 3}),
+    ] {
+        assert_eq!(
+            violations(&schema, &budget(ok.clone())),
+            Vec::<String>::new(),
+            "{ok}"
+        );
+    }
+    for bad in [
+        json!({"maxUnavailable": "101%"}),
+        json!({"minAvailable": "3"}),
+        json!({"minAvailable": "1.5%"}),
+    ] {
+        assert_eq!(violations(&schema, &budget(bad.clone())).len(), 1, "{bad}");
+    }
 }
 
 const CORE: &[(&str, &str, &str, &str, &[&str])] = &[

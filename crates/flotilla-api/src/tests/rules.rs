@@ -589,6 +589,42 @@ fn approval_request_spec_is_immutable() {
 }
 
 #[test]
+fn eviction_and_disruption_budget_rules() {
+    let eviction = |cluster: &str| json!({"metadata": {"name": "e"}, "spec": {"placementName": "crp", "clusterName": cluster}});
+    let kind = "ClusterResourcePlacementEviction";
+    let executed = merged(
+        &eviction("m1"),
+        &json!({"status": {"conditions": [{"type": "Executed", "status": "True"}]}}),
+    );
+    assert_eq!(
+        messages(PLACEMENT, kind, &executed, Some(&eviction("m1"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        messages(PLACEMENT, kind, &eviction("m2"), Some(&eviction("m1"))),
+        ["spec.clusterName: Invalid value: \"m2\": field is immutable"]
+    );
+    let budget = |spec: Value| json!({"metadata": {"name": "crp"}, "spec": spec});
+    let kind = "ClusterResourcePlacementDisruptionBudget";
+    assert_eq!(
+        messages(PLACEMENT, kind, &budget(json!({"minAvailable": 2})), None),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        messages(
+            PLACEMENT,
+            kind,
+            &budget(json!({"maxUnavailable": -1, "minAvailable": 1})),
+            None
+        ),
+        [
+            "spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0",
+            "spec.minAvailable: Forbidden: may not be set together with maxUnavailable",
+        ]
+    );
+}
+
+#[test]
 fn member_cluster_rules() {
     let member = |spec: Value| {
         merged(

@@ -1,6 +1,7 @@
-//! Every YAML example of the seed documents (001 and 004), kept in `examples/`: each must
-//! deserialize into the Rust types without losing a field, satisfy its CRD schema under strict
-//! field validation, and pass `validate`.
+//! Every YAML example of the seed documents (001 and 004), kept in `examples/`, and
+//! KubeFleet-style examples of the kinds the seeds do not show (overrides, evictions,
+//! disruption budgets): each must deserialize into the Rust types without losing a field,
+//! satisfy its CRD schema under strict field validation, and pass `validate`.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -8,8 +9,9 @@ use serde_json::Value;
 
 use super::schema_check::violations;
 use crate::placement::{
-    ClusterApprovalRequest, ClusterResourcePlacement, ClusterStagedUpdateRun,
-    ClusterStagedUpdateStrategy,
+    ClusterApprovalRequest, ClusterResourceOverride, ClusterResourcePlacement,
+    ClusterResourcePlacementDisruptionBudget, ClusterResourcePlacementEviction,
+    ClusterStagedUpdateRun, ClusterStagedUpdateStrategy, ResourceOverride,
 };
 use crate::{fleet_crds, validate};
 
@@ -26,8 +28,9 @@ macro_rules! example {
     };
 }
 
-/// Seed documents that show objects as the server reports them (with controller-written
-/// status): not user input for `kubectl apply`, so they live beside the tests.
+/// Examples that live beside the tests: seed documents that show objects as the server reports
+/// them (with controller-written status), and KubeFleet-style input for kinds the seed
+/// documents have no example of.
 macro_rules! fixture {
     ($file:literal) => {
         ($file, include_str!(concat!("fixtures/", $file)))
@@ -45,6 +48,11 @@ const EXAMPLES: &[(&str, &str)] = &[
     example!("staged-update-run.yaml"),
     fixture!("staged-update-run-status.yaml"),
     fixture!("cluster-approval-request.yaml"),
+    fixture!("cluster-resource-override.yaml"),
+    fixture!("resource-override.yaml"),
+    fixture!("cluster-resource-placement-eviction.yaml"),
+    fixture!("disruption-budget-min-available.yaml"),
+    fixture!("disruption-budget-max-unavailable.yaml"),
 ];
 
 /// Deserializes into `T` and back: the result must equal the input, so no field was unknown
@@ -83,6 +91,14 @@ fn seed_examples_apply_unchanged() {
             }
             "ClusterStagedUpdateRun" => round_trip::<ClusterStagedUpdateRun>(file, &object),
             "ClusterApprovalRequest" => round_trip::<ClusterApprovalRequest>(file, &object),
+            "ClusterResourceOverride" => round_trip::<ClusterResourceOverride>(file, &object),
+            "ResourceOverride" => round_trip::<ResourceOverride>(file, &object),
+            "ClusterResourcePlacementEviction" => {
+                round_trip::<ClusterResourcePlacementEviction>(file, &object)
+            }
+            "ClusterResourcePlacementDisruptionBudget" => {
+                round_trip::<ClusterResourcePlacementDisruptionBudget>(file, &object)
+            }
             other => panic!("{file}: unexpected kind {other}"),
         }
 

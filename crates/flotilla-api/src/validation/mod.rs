@@ -4,6 +4,7 @@
 
 mod common;
 mod crd;
+mod eviction;
 mod format;
 mod member_cluster;
 mod overrides;
@@ -33,6 +34,12 @@ pub fn validate(group: &str, kind: &str, new: &Value, old: Option<&Value>) -> Ve
         (CLUSTER_GROUP, "MemberCluster") => member_cluster::validate(new),
         (PLACEMENT_GROUP, "ClusterResourceOverride") => overrides::validate_cluster(new, old),
         (PLACEMENT_GROUP, "ResourceOverride") => overrides::validate_namespaced(new, old),
+        (PLACEMENT_GROUP, "ClusterResourcePlacementEviction") => {
+            eviction::validate_eviction(new, old)
+        }
+        (PLACEMENT_GROUP, "ClusterResourcePlacementDisruptionBudget") => {
+            eviction::validate_budget(new)
+        }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         _ => Vec::new(),
     }
