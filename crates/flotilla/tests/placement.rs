@@ -22,9 +22,10 @@ fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) ->
     }
 }
 
-/// A joined default fleet (six members) with quick pod readiness.
-fn fleet() -> HubProcess {
-    let hub = HubProcess::start_with(&["--readiness-delay", "1"]);
+/// A joined default fleet (six members) with quick pod readiness, its clock `speed` times
+/// real time.
+fn fleet(speed: &str) -> HubProcess {
+    let hub = HubProcess::start_with(&["--readiness-delay", "1", "--clock-speed", speed]);
     eventually("6 members joined", 90, || {
         let out = hub.kubectl(&[
             "get",
@@ -95,6 +96,8 @@ kind: Deployment
 metadata:
   name: web
   namespace: app
+  labels:
+    app: web
 spec:
   replicas: 2
   selector:
@@ -141,7 +144,7 @@ spec:
 
 #[test]
 fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
-    let hub = fleet();
+    let hub = fleet("1");
     hub.create(APP);
     hub.create(PLACEMENT);
     eventually("the placement Available", 120, || {
@@ -283,4 +286,128 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     }
     let bindings = hub.kubectl_ok(&["get", "clusterresourcebindings", "-o", "name"]);
     assert!(bindings.trim().is_empty(), "{bindings}");
+}
+
+const OVERRIDE: &str = r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ResourceOverride
+metadata:
+  name: fewer-on-staging
+  namespace: app
+spec:
+  placement:
+    name: app
+  resourceSelectors:
+    - group: apps
+      kind: Deployment
+      version: v1
+      name: web
+  policy:
+    overrideRules:
+      - clusterSelector:
+          clusterSelectorTerms:
+            - labelSelector:
+                matchLabels:
+                  environment: staging
+        jsonPatchOverrides:
+          - op: replace
+            path: /spec/replicas
+            value: 1
+          - op: add
+            path: /metadata/labels/placed-on
+            value: "${MEMBER-CLUSTER-NAME}"
+"#;
+
+const GUARDED_PLACEMENT: &str = r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: app
+spec:
+  resourceSelectors:
+    - group: ""
+      kind: Namespace
+      version: v1
+      name: app
+  strategy:
+    applyStrategy:
+      whenToApply: IfNotDrifted
+"#;
+
+/// The JSON of the placement status of `cluster` in placement `name`.
+fn cluster_status(hub: &HubProcess, name: &str, cluster: &str) -> serde_json::Value {
+    let out = hub.kubectl_ok(&["get", "crp", name, "-o", "json"]);
+    let crp: serde_json::Value = serde_json::from_str(&out).unwrap();
+    crp["status"]["placementStatuses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["clusterName"] == cluster)
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
+    // Simulated time runs 20x, so the applier's once-a-minute drift check comes every 3 s.
+    let hub = fleet("20");
+    hub.create(APP);
+    hub.create(OVERRIDE);
+    hub.create(GUARDED_PLACEMENT);
+    eventually("the placement Available", 120, || {
+        (placement_condition(&hub, "app", "Available").as_deref() == Some("True")).then_some(())
+    });
+
+    // member-cluster-02 is the staging member: one replica, labelled with its name.
+    let staging = member_kubeconfig(&hub, "member-cluster-02");
+    let got = on_member(
+        &hub,
+        &staging,
+        &["get", "deployment", "web", "-n", "app", "-o",
+          "jsonpath={.spec.replicas} {.metadata.labels.placed-on}"],
+    );
+    assert_eq!(got.as_deref(), Some("1 member-cluster-02"));
+    let canary = member_kubeconfig(&hub, "member-cluster-01");
+    let got = on_member(
+        &hub,
+        &canary,
+        &["get", "deployment", "web", "-n", "app", "-o", "jsonpath={.spec.replicas}"],
+    );
+    assert_eq!(got.as_deref(), Some("2"));
+    let status = cluster_status(&hub, "app", "member-cluster-02");
+    assert_eq!(
+        status["applicableResourceOverrides"][0]["name"], "fewer-on-staging-0",
+        "{status}"
+    );
+    assert!(cluster_status(&hub, "app", "member-cluster-01")["applicableResourceOverrides"].is_null());
+
+    // An edit on a member is drift: reported, and (IfNotDrifted) not overwritten.
+    on_member(
+        &hub,
+        &canary,
+        &["patch", "configmap", "settings", "-n", "app", "--type=merge",
+          "-p", r#"{"data":{"greeting":"changed by hand"}}"#],
+    )
+    .expect("edit on the member");
+    let drifted = eventually("the drift reported", 60, || {
+        let status = cluster_status(&hub, "app", "member-cluster-01");
+        status["driftedPlacements"]
+            .as_array()
+            .and_then(|d| d.first().cloned())
+    });
+    assert_eq!(drifted["kind"], "ConfigMap", "{drifted}");
+    assert_eq!(drifted["name"], "settings", "{drifted}");
+    let paths: Vec<&str> = drifted["observedDrifts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["path"].as_str())
+        .collect();
+    assert!(paths.contains(&"/data/greeting"), "{drifted}");
+    let kept = on_member(
+        &hub,
+        &canary,
+        &["get", "configmap", "settings", "-n", "app", "-o", "jsonpath={.data.greeting}"],
+    );
+    assert_eq!(kept.as_deref(), Some("changed by hand"));
 }

@@ -6,6 +6,7 @@
 //!   resource snapshots up to date ([`crate::snapshot`] over [`crate::selection`]), runs the
 //!   scheduler ([`crate::scheduler`]) and writes its bindings, rolls the latest resources out
 //!   to them, and writes the placement's status.
+//! - [`override_snapshots`]: an immutable snapshot per version of every override.
 //! - [`work_generator`]: one reconcile per `ClusterResourceBinding` turns a bound binding into
 //!   the `Work` in its member's namespace, and the Work's status back into the binding's.
 //! - [`changes`] tells the placement controller when hub objects a placement may select
@@ -14,6 +15,7 @@
 mod changes;
 mod discovery;
 mod naming;
+pub mod override_snapshots;
 pub mod placement;
 pub mod placement_status;
 mod rolling;
@@ -68,6 +70,7 @@ impl ControllerError {
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     tokio::join!(
         placement::run(client.clone(), clock.clone()),
-        work_generator::run(client, clock),
+        work_generator::run(client.clone(), clock),
+        override_snapshots::run(client),
     );
 }

@@ -5,13 +5,15 @@ use std::sync::Arc;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
+use flotilla_api::placement::snapshots::IS_LATEST_SNAPSHOT_LABEL;
 use flotilla_api::placement::{
-    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
-    ClusterSchedulingPolicySnapshot,
+    ClusterResourceBinding, ClusterResourceOverrideSnapshot, ClusterResourcePlacement,
+    ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ResourceOverrideSnapshot,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
@@ -22,6 +24,7 @@ use super::naming::{PARENT_PLACEMENT_LABEL, PLACEMENT_FINALIZER};
 use super::scheduling::{self, Cycle};
 use super::snapshots::{self, owned};
 use super::{ControllerError, changes, placement_status, rolling, writes};
+use crate::overrides::{ApplicableOverrides, ClusterOverrides, ClusterView};
 use crate::snapshot::Owner;
 use crate::snapshot::policy::effective_policy;
 
@@ -80,7 +83,7 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
             .get(PARENT_PLACEMENT_LABEL)
             .map(|parent| ObjectRef::new(parent))
     };
-    Controller::for_stream(placement_events, placement_store)
+    Controller::for_stream(placement_events, placement_store.clone())
         .watches(
             Api::<ClusterResourceBinding>::all(client.clone()),
             watcher::Config::default(),
@@ -91,6 +94,16 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
             watcher::Config::default(),
             move |s| by_parent(s.labels()),
         )
+        .watches(
+            Api::<ClusterResourceOverrideSnapshot>::all(client.clone()),
+            watcher::Config::default(),
+            every_placement(placement_store.clone()),
+        )
+        .watches(
+            Api::<ResourceOverrideSnapshot>::all(client.clone()),
+            watcher::Config::default(),
+            every_placement(placement_store.clone()),
+        )
         .reconcile_on(due)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -99,6 +112,19 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
             }
         })
         .await;
+}
+
+/// A mapper sending any change to every placement: new override snapshots may apply to any.
+fn every_placement<T>(
+    placements: Store<ClusterResourcePlacement>,
+) -> impl Fn(T) -> Vec<ObjectRef<ClusterResourcePlacement>> + Send + Sync + 'static {
+    move |_| {
+        placements
+            .state()
+            .iter()
+            .map(|p| ObjectRef::from_obj(&**p))
+            .collect()
+    }
 }
 
 fn error_policy(
@@ -150,8 +176,27 @@ async fn reconcile(
         return Ok(Action::await_change());
     }
     let policy = effective_policy(&policy_snapshot);
+    let cluster_overrides = latest_overrides(&ctx.client).await?;
+    let applicable = ApplicableOverrides::select(
+        &name,
+        &resources.selection.manifests,
+        &cluster_overrides.0,
+        &cluster_overrides.1,
+    );
+    let overrides_for = |cluster: &str| -> ClusterOverrides {
+        let Some(member) = ctx.clusters.get(&ObjectRef::new(cluster)) else {
+            return ClusterOverrides::default();
+        };
+        applicable
+            .for_cluster(ClusterView::from(&*member))
+            .unwrap_or_else(|e| {
+                tracing::warn!(placement = %name, %cluster, error = %e, "override rules unusable");
+                ClusterOverrides::default()
+            })
+    };
     let target = rolling::Target {
         snapshot: &resources.name,
+        overrides: &overrides_for,
         crp: &crp,
         policy: &policy,
     };
@@ -179,6 +224,28 @@ async fn reconcile(
     )
     .await?;
     Ok(Action::await_change())
+}
+
+/// The latest ClusterResourceOverride and ResourceOverride snapshots.
+async fn latest_overrides(
+    client: &Client,
+) -> Result<
+    (
+        Vec<ClusterResourceOverrideSnapshot>,
+        Vec<ResourceOverrideSnapshot>,
+    ),
+    kube::Error,
+> {
+    let latest = ListParams::default().labels(&format!("{IS_LATEST_SNAPSHOT_LABEL}=true"));
+    let cluster = Api::<ClusterResourceOverrideSnapshot>::all(client.clone())
+        .list(&latest)
+        .await?
+        .items;
+    let namespaced = Api::<ResourceOverrideSnapshot>::all(client.clone())
+        .list(&latest)
+        .await?
+        .items;
+    Ok((cluster, namespaced))
 }
 
 /// Deleting a placement: its bindings go first (each waits for its Works, and so for the

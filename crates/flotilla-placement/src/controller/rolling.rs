@@ -12,15 +12,19 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use super::{ControllerError, writes};
+use crate::overrides::ClusterOverrides;
 use crate::rollout::{Action, RolloutBinding, RolloutInput, rollout, unavailable_period};
 
 /// How many binding writes run at once.
 const PARALLEL_WRITES: usize = 32;
 
-/// What the bindings should carry: the latest resource snapshot and the apply strategy.
+/// What the bindings should carry: the latest resource snapshot, the override snapshots that
+/// apply to each cluster and the apply strategy.
 pub(crate) struct Target<'a> {
     /// The latest resource snapshot's first chunk.
     pub snapshot: &'a str,
+    /// The override snapshots with a rule for a cluster.
+    pub overrides: &'a (dyn Fn(&str) -> ClusterOverrides + Sync),
     /// The placement.
     pub crp: &'a ClusterResourcePlacement,
     /// The effective policy (PickN's number of clusters from the policy snapshot).
@@ -30,8 +34,12 @@ pub(crate) struct Target<'a> {
 impl Target<'_> {
     /// Whether `binding` already carries the latest resources and apply strategy.
     fn current(&self, binding: &ClusterResourceBinding) -> bool {
+        let overrides = (self.overrides)(&binding.spec.target_cluster);
         binding.spec.resource_snapshot_name == self.snapshot
             && binding.spec.apply_strategy == self.apply_strategy()
+            && binding.spec.cluster_resource_override_snapshots
+                == overrides.cluster_resource_overrides
+            && binding.spec.resource_override_snapshots == overrides.resource_overrides
     }
 
     fn apply_strategy(&self) -> Option<flotilla_api::placement::strategy::ApplyStrategy> {
@@ -104,9 +112,12 @@ async fn carry_out(
     let generation = match action {
         Action::Delete => return writes::delete(api, &name).await,
         Action::Bind | Action::Update => {
+            let overrides = (target.overrides)(&binding.spec.target_cluster);
             let patch = json!({"spec": {
                 "state": BindingState::Bound,
                 "resourceSnapshotName": target.snapshot,
+                "clusterResourceOverrideSnapshots": overrides.cluster_resource_overrides,
+                "resourceOverrideSnapshots": overrides.resource_overrides,
                 "applyStrategy": target.apply_strategy(),
             }});
             let updated = api

@@ -10,12 +10,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
 use flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL;
 use flotilla_api::placement::strategy::ApplyStrategyType;
 use flotilla_api::placement::work::{WorkSpec, WorkloadTemplate};
 use flotilla_api::placement::{
-    BindingState, ClusterResourceBinding, ClusterResourceSnapshot, Work,
+    BindingState, ClusterResourceBinding, ClusterResourceOverrideSnapshot, ClusterResourceSnapshot,
+    ResourceOverrideSnapshot, Work,
 };
 use flotilla_apiserver::clock::Clock;
 use futures::StreamExt;
@@ -29,6 +31,7 @@ use serde_json::Value;
 
 use super::naming::{BINDING_FINALIZER, PARENT_BINDING_LABEL, PARENT_PLACEMENT_LABEL, work_name};
 use super::{ControllerError, snapshots, writes};
+use crate::overrides::{ApplicableOverrides, ClusterView, Rendered, render};
 use crate::status::{BindingWorks, OverrideOutcome, WorkSync, WorkView, binding_status};
 
 /// Label on a Work with the resource snapshot index it carries.
@@ -107,8 +110,24 @@ async fn reconcile(
     if binding.spec.state != BindingState::Bound {
         return Ok(Action::await_change());
     }
-    let Some(desired) = desired_work(&ctx, &binding, &namespace).await? else {
-        return Ok(Action::requeue(Duration::from_secs(1)));
+    let (desired, overridden) = match desired_work(&ctx, &binding, &namespace).await? {
+        Desired::Incomplete => return Ok(Action::requeue(Duration::from_secs(1))),
+        Desired::OverrideFailed(message) => {
+            let previous = binding.status.clone().unwrap_or_default();
+            let status = binding_status(&BindingWorks {
+                generation: binding.metadata.generation.unwrap_or_default(),
+                report_diff: reports_diff(&binding),
+                overrides: OverrideOutcome::Failed(&message),
+                sync: WorkSync::Written(&[]),
+                previous: &previous,
+                now: ctx.clock.now(),
+            });
+            if status != previous {
+                writes::status(&api, &*binding, serde_json::to_value(&status)?).await?;
+            }
+            return Ok(Action::await_change());
+        }
+        Desired::Work(work, overridden) => (*work, overridden),
     };
     let current = works
         .iter()
@@ -138,13 +157,15 @@ async fn reconcile(
         .filter(|w| w.metadata.name == desired.metadata.name)
         .map(|w| WorkView::of(w, true))
         .collect();
-    let report_diff = binding.spec.apply_strategy.as_ref().and_then(|s| s.type_)
-        == Some(ApplyStrategyType::ReportDiff);
     let previous = binding.status.clone().unwrap_or_default();
     let status = binding_status(&BindingWorks {
         generation: binding.metadata.generation.unwrap_or_default(),
-        report_diff,
-        overrides: OverrideOutcome::NoneSpecified,
+        report_diff: reports_diff(&binding),
+        overrides: if overridden {
+            OverrideOutcome::Applied
+        } else {
+            OverrideOutcome::NoneSpecified
+        },
         sync: WorkSync::Written(&views),
         previous: &previous,
         now: ctx.clock.now(),
@@ -155,12 +176,29 @@ async fn reconcile(
     Ok(Action::await_change())
 }
 
-/// The Work the binding should have, or `None` while its resource snapshot is incomplete.
+/// What the binding's Work should be.
+enum Desired {
+    /// The resource snapshot is not complete yet.
+    Incomplete,
+    /// The cluster's overrides cannot be applied; why.
+    OverrideFailed(String),
+    /// The Work, and whether overrides apply to the cluster.
+    Work(Box<Work>, bool),
+}
+
+/// Whether the binding only reports differences.
+fn reports_diff(binding: &ClusterResourceBinding) -> bool {
+    binding.spec.apply_strategy.as_ref().and_then(|s| s.type_)
+        == Some(ApplyStrategyType::ReportDiff)
+}
+
+/// The Work the binding should have: its resource snapshot's manifests as its cluster
+/// receives them, overrides applied.
 async fn desired_work(
     ctx: &Context,
     binding: &ClusterResourceBinding,
     namespace: &str,
-) -> Result<Option<Work>, ControllerError> {
+) -> Result<Desired, ControllerError> {
     let placement = binding
         .labels()
         .get(PARENT_PLACEMENT_LABEL)
@@ -171,24 +209,34 @@ async fn desired_work(
         .get_opt(&binding.spec.resource_snapshot_name)
         .await?
     else {
-        return Ok(None);
+        return Ok(Desired::Incomplete);
     };
     let Some(index) = first
         .labels()
         .get(RESOURCE_INDEX_LABEL)
         .and_then(|i| i.parse::<u64>().ok())
     else {
-        return Ok(None);
+        return Ok(Desired::Incomplete);
     };
     let Some(manifests) = manifests(ctx, &placement, index).await? else {
-        return Ok(None);
+        return Ok(Desired::Incomplete);
+    };
+    let overridden = !binding.spec.cluster_resource_override_snapshots.is_empty()
+        || !binding.spec.resource_override_snapshots.is_empty();
+    let manifests = if overridden {
+        match overridden_manifests(ctx, binding, &placement, &manifests).await? {
+            Ok(manifests) => manifests,
+            Err(message) => return Ok(Desired::OverrideFailed(message)),
+        }
+    } else {
+        manifests.to_vec()
     };
     let labels = BTreeMap::from([
         (PARENT_PLACEMENT_LABEL.to_string(), placement.clone()),
         (PARENT_BINDING_LABEL.to_string(), binding.name_any()),
         (RESOURCE_INDEX_OF_WORK_LABEL.to_string(), index.to_string()),
     ]);
-    Ok(Some(Work {
+    let work = Work {
         metadata: ObjectMeta {
             name: Some(work_name(&placement)),
             namespace: Some(namespace.to_string()),
@@ -204,14 +252,74 @@ async fn desired_work(
             ..ObjectMeta::default()
         },
         spec: WorkSpec {
-            workload: WorkloadTemplate {
-                manifests: manifests.to_vec(),
-            },
+            workload: WorkloadTemplate { manifests },
             apply_strategy: binding.spec.apply_strategy.clone(),
             report_back_strategy: None,
         },
         status: None,
-    }))
+    };
+    Ok(Desired::Work(Box::new(work), overridden))
+}
+
+/// The manifests with the binding's override snapshots applied for its cluster (a `Delete`
+/// rule leaves a manifest out), or why they cannot be.
+async fn overridden_manifests(
+    ctx: &Context,
+    binding: &ClusterResourceBinding,
+    placement: &str,
+    manifests: &[Value],
+) -> Result<Result<Vec<Value>, String>, ControllerError> {
+    let spec = &binding.spec;
+    let mut cluster_snapshots = Vec::new();
+    let cluster_api: Api<ClusterResourceOverrideSnapshot> = Api::all(ctx.client.clone());
+    for name in &spec.cluster_resource_override_snapshots {
+        match cluster_api.get_opt(name).await? {
+            Some(snapshot) => cluster_snapshots.push(snapshot),
+            None => {
+                return Ok(Err(format!(
+                    "ClusterResourceOverrideSnapshot {name} is gone"
+                )));
+            }
+        }
+    }
+    let mut namespaced_snapshots = Vec::new();
+    for reference in &spec.resource_override_snapshots {
+        let api: Api<ResourceOverrideSnapshot> =
+            Api::namespaced(ctx.client.clone(), &reference.namespace);
+        match api.get_opt(&reference.name).await? {
+            Some(snapshot) => namespaced_snapshots.push(snapshot),
+            None => {
+                return Ok(Err(format!(
+                    "ResourceOverrideSnapshot {}/{} is gone",
+                    reference.namespace, reference.name
+                )));
+            }
+        }
+    }
+    let Some(cluster) = Api::<MemberCluster>::all(ctx.client.clone())
+        .get_opt(&spec.target_cluster)
+        .await?
+    else {
+        return Ok(Err(format!(
+            "member cluster {} is gone",
+            spec.target_cluster
+        )));
+    };
+    let applicable = ApplicableOverrides::select(
+        placement,
+        manifests,
+        &cluster_snapshots,
+        &namespaced_snapshots,
+    );
+    let mut out = Vec::with_capacity(manifests.len());
+    for manifest in manifests {
+        match render(manifest, ClusterView::from(&cluster), &applicable) {
+            Ok(Rendered::Manifest(rendered)) => out.push(rendered),
+            Ok(Rendered::Deleted(_)) => {}
+            Err(e) => return Ok(Err(e.to_string())),
+        }
+    }
+    Ok(Ok(out))
 }
 
 /// The manifests of resource snapshot `index` of `placement`, from the cache or the hub.

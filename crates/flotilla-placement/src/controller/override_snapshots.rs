@@ -1,0 +1,185 @@
+//! The override snapshot controller: every `ClusterResourceOverride` and `ResourceOverride`
+//! gets an immutable snapshot per version of its spec (`<override>-<index>`, the latest
+//! labelled), planned by [`crate::overrides::plan_snapshots`]. Placements pick up the latest
+//! snapshots at their next rollout, which a new snapshot triggers.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use flotilla_api::placement::override_snapshots::{
+    ClusterResourceOverrideSnapshotSpec, OVERRIDE_TRACKING_LABEL, ResourceOverrideSnapshotSpec,
+};
+use flotilla_api::placement::snapshots::IS_LATEST_SNAPSHOT_LABEL;
+use flotilla_api::placement::{
+    ClusterResourceOverride, ClusterResourceOverrideSnapshot, ResourceOverride,
+    ResourceOverrideSnapshot,
+};
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::ListParams;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{ControllerError, writes};
+use crate::overrides::{NewSnapshot, OVERRIDE_HISTORY_LIMIT, SnapshotRecord, plan_snapshots};
+
+/// An override kind and its snapshot kind.
+trait Override:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
+{
+    /// The snapshot kind.
+    type Snapshot: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static;
+
+    /// The override's spec, as hashed.
+    fn spec_json(&self) -> serde_json::Value;
+
+    /// The snapshot `new` of this override, with `metadata`.
+    fn snapshot(&self, metadata: ObjectMeta, hash: String) -> Self::Snapshot;
+
+    /// The snapshot as the planner reads it.
+    fn record(snapshot: &Self::Snapshot) -> SnapshotRecord<'_>;
+
+    /// The API of this override's snapshots (in its namespace, for a namespaced override).
+    fn snapshots(&self, client: &Client) -> Api<Self::Snapshot>;
+}
+
+impl Override for ClusterResourceOverride {
+    type Snapshot = ClusterResourceOverrideSnapshot;
+
+    fn spec_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.spec).unwrap_or_default()
+    }
+
+    fn snapshot(&self, metadata: ObjectMeta, hash: String) -> Self::Snapshot {
+        ClusterResourceOverrideSnapshot {
+            metadata,
+            spec: ClusterResourceOverrideSnapshotSpec {
+                override_spec: self.spec.clone(),
+                override_hash: hash,
+            },
+        }
+    }
+
+    fn record(snapshot: &Self::Snapshot) -> SnapshotRecord<'_> {
+        SnapshotRecord::from(snapshot)
+    }
+
+    fn snapshots(&self, client: &Client) -> Api<Self::Snapshot> {
+        Api::all(client.clone())
+    }
+}
+
+impl Override for ResourceOverride {
+    type Snapshot = ResourceOverrideSnapshot;
+
+    fn spec_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.spec).unwrap_or_default()
+    }
+
+    fn snapshot(&self, metadata: ObjectMeta, hash: String) -> Self::Snapshot {
+        ResourceOverrideSnapshot {
+            metadata,
+            spec: ResourceOverrideSnapshotSpec {
+                override_spec: self.spec.clone(),
+                override_hash: hash,
+            },
+        }
+    }
+
+    fn record(snapshot: &Self::Snapshot) -> SnapshotRecord<'_> {
+        SnapshotRecord::from(snapshot)
+    }
+
+    fn snapshots(&self, client: &Client) -> Api<Self::Snapshot> {
+        Api::namespaced(client.clone(), &self.namespace().unwrap_or_default())
+    }
+}
+
+/// Runs the snapshot controllers of both override kinds until the client's API goes away.
+pub async fn run(client: Client) {
+    tokio::join!(
+        run_kind::<ClusterResourceOverride>(client.clone()),
+        run_kind::<ResourceOverride>(client),
+    );
+}
+
+async fn run_kind<K: Override>(client: Client) {
+    Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+        .run(reconcile::<K>, error_policy::<K>, Arc::new(client))
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "override snapshot reconcile");
+            }
+        })
+        .await;
+}
+
+fn error_policy<K: Override>(o: Arc<K>, error: &ControllerError, _: Arc<Client>) -> Action {
+    error.retry(&format!("override snapshot of {}", o.name_any()))
+}
+
+async fn reconcile<K: Override>(
+    object: Arc<K>,
+    client: Arc<Client>,
+) -> Result<Action, ControllerError> {
+    if object.meta().deletion_timestamp.is_some() {
+        // Snapshots are owned by the override and go with it.
+        return Ok(Action::await_change());
+    }
+    let name = object.name_any();
+    let api = object.snapshots(&client);
+    let existing = api
+        .list(&ListParams::default().labels(&format!("{OVERRIDE_TRACKING_LABEL}={name}")))
+        .await?
+        .items;
+    let records: Vec<SnapshotRecord> = existing.iter().map(K::record).collect();
+    let hash = crate::snapshot::hash(&object.spec_json());
+    let plan = match plan_snapshots(&name, &hash, &records, OVERRIDE_HISTORY_LIMIT) {
+        Ok(plan) => plan,
+        Err(e) => {
+            tracing::warn!(override_ = %name, error = %e, "override snapshots unreadable");
+            return Ok(Action::await_change());
+        }
+    };
+    if let Some(NewSnapshot { name, labels, .. }) = plan.create {
+        let metadata = ObjectMeta {
+            name: Some(name),
+            namespace: object.namespace(),
+            labels: Some(labels),
+            owner_references: Some(vec![owner(&*object)]),
+            ..ObjectMeta::default()
+        };
+        writes::create(&api, &object.snapshot(metadata, hash)).await?;
+    }
+    if let Some(latest) = &plan.mark_latest {
+        writes::label(&api, latest, IS_LATEST_SNAPSHOT_LABEL, "true").await?;
+    }
+    for old in &plan.unmark_latest {
+        writes::label(&api, old, IS_LATEST_SNAPSHOT_LABEL, "false").await?;
+    }
+    for old in &plan.delete {
+        writes::delete(&api, old).await?;
+    }
+    Ok(Action::await_change())
+}
+
+fn owner<K: Override>(object: &K) -> OwnerReference {
+    OwnerReference {
+        api_version: K::api_version(&()).into_owned(),
+        kind: K::kind(&()).into_owned(),
+        name: object.name_any(),
+        uid: object.uid().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
