@@ -100,7 +100,7 @@ impl Drop for Running {
 
 /// Why one reconcile of a Work failed (it is retried).
 #[derive(Debug, thiserror::Error)]
-pub enum ApplierError {
+enum ApplierError {
     /// A hub API call failed.
     #[error("hub API: {0}")]
     Hub(#[source] kube::Error),
