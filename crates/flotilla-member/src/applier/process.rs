@@ -5,12 +5,11 @@
 //! (with the member API's answer in the message), and the other manifests go on.
 
 use flotilla_api::placement::work::WorkResourceIdentifier;
+use flotilla_apimachinery::patch::PatchError;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::core::DynamicObject;
 use kube::{Api, Client};
 use serde_json::{Value, json};
-
-use flotilla_apimachinery::patch::PatchError;
 
 use super::{failure, member_api, send};
 use crate::work::identifier;
