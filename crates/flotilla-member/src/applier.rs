@@ -100,7 +100,7 @@ impl Drop for Running {
 
 /// Why one reconcile of a Work failed (it is retried).
 #[derive(Debug, thiserror::Error)]
-pub enum ApplierError {
+enum ApplierError {
     /// A hub API call failed.
     #[error("hub API: {0}")]
     Hub(#[source] kube::Error),
@@ -115,7 +115,7 @@ struct Tracked {
     /// The Work generation the pace was set for.
     generation: Option<i64>,
     pace: Pace,
-    /// When the last scheduled check is due.
+    /// When the check last scheduled is due.
     due: Timestamp,
 }
 
@@ -306,8 +306,8 @@ async fn remove(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
     Ok(Action::await_change())
 }
 
-/// Schedules the next check of `work` on the clock, at the pace its state calls for. A check
-/// is only scheduled if none is already due sooner, so the checks of a Work never multiply.
+/// Schedules the next check of `work` on the clock, at the pace its state calls for
+/// ([`pace::next_check`]).
 fn check_again(work: &Work, ctx: &Context, settled: bool) {
     let now = ctx.clock.now();
     let generation = work.metadata.generation;
@@ -315,15 +315,10 @@ fn check_again(work: &Work, ctx: &Context, settled: bool) {
     let previous = tracked.get(&work.name_any()).copied();
     let same_spec = previous.filter(|p| p.generation == generation);
     let pace = Pace::next(same_spec.map(|p| p.pace), settled);
-    let due = now.checked_add(pace.delay()).unwrap_or(now);
-    let pending = previous.map(|p| p.due).filter(|at| *at > now);
-    let due = match pending {
-        Some(at) if at <= due => at,
-        _ => {
-            ctx.deadlines.schedule(due, ObjectRef::from_obj(work));
-            due
-        }
-    };
+    let (due, new) = pace::next_check(previous.map(|p| p.due), now, pace);
+    if new {
+        ctx.deadlines.schedule(due, ObjectRef::from_obj(work));
+    }
     tracked.insert(
         work.name_any(),
         Tracked {

@@ -9,7 +9,9 @@
 //! Leaving (the MemberCluster is deleted): the InternalMemberCluster is switched to `Leave`;
 //! once the agent confirms it removed everything the fleet placed on the member (or has been
 //! silent past the heartbeat window, so nobody is left to confirm), the namespace, with every
-//! Work and the InternalMemberCluster in it, is deleted, and then the finalizer is removed.
+//! Work and the InternalMemberCluster in it, is deleted (the Works are first released from the
+//! agent's Work applier finalizer, which nobody is left to remove), and then the finalizer is
+//! removed.
 
 pub mod status;
 

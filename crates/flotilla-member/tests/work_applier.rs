@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
@@ -18,10 +18,12 @@ use flotilla_member::{Agent, PriceSource, membership};
 use flotilla_sim::cluster::{SimCluster, SimOptions};
 use flotilla_sim::fleet::{MemberSpec, NodePoolSpec};
 use flotilla_store::MemoryStore;
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
@@ -178,6 +180,52 @@ impl Fleet {
     }
 }
 
+/// Every version of the member's Works the hub reports from its start on, collected in the
+/// background, so a test can assert on states that did not last.
+struct History {
+    seen: Arc<Mutex<Vec<Work>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl History {
+    /// Starts collecting; returns once the watch is established.
+    async fn start(works: Api<Work>) -> History {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (ready, established) = tokio::sync::oneshot::channel();
+        let collected = seen.clone();
+        let task = tokio::spawn(async move {
+            let mut events = Box::pin(watcher(works, watcher::Config::default()));
+            let mut ready = Some(ready);
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(watcher::Event::InitDone) => {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready.send(());
+                        }
+                    }
+                    Ok(watcher::Event::Apply(work) | watcher::Event::InitApply(work)) => {
+                        collected.lock().unwrap().push(work);
+                    }
+                    _ => {}
+                }
+            }
+        });
+        established.await.unwrap();
+        History { seen, task }
+    }
+
+    /// Whether any version seen satisfies `check`.
+    fn any(&self, check: impl Fn(&Work) -> bool) -> bool {
+        self.seen.lock().unwrap().iter().any(check)
+    }
+}
+
+impl Drop for History {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 async fn create<K>(api: &Api<K>, value: Value) -> K
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
@@ -272,6 +320,7 @@ fn owner_uids(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
 async fn a_work_is_applied_in_waves_and_becomes_available_once_its_pods_are_ready() {
     let (fleet, _applier) = Fleet::with_applier().await;
     let deployments: Api<Deployment> = Api::namespaced(fleet.member.clone(), "shop");
+    let history = History::start(fleet.works()).await;
     // Listed backwards: the namespace must still be created before the objects in it.
     fleet
         .create_work(
@@ -285,11 +334,12 @@ async fn a_work_is_applied_in_waves_and_becomes_available_once_its_pods_are_read
         )
         .await;
 
-    // Applied in one pass with the clock standing still, so no retry was needed: the waves
-    // put the namespace first.
+    // Applied without ever failing (a ConfigMap or Deployment created before its namespace
+    // would have): the waves put the namespace first.
     let work = fleet
         .work_until("shop", "applied", |w| has(w, "Applied", "True"))
         .await;
+    assert!(!history.any(|w| has(w, "Applied", "False")));
     assert_eq!(
         state(conditions(&work), "Applied"),
         is("True", "AllManifestsApplied")
@@ -478,6 +528,69 @@ async fn fields_dropped_from_the_manifest_go_and_fields_set_by_others_stay() {
         state(conditions(&work), "Applied"),
         is("True", "AllManifestsApplied")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_writes_as_the_work_api_agent() {
+    let (fleet, _applier) = Fleet::with_applier().await;
+    let cms = fleet.config_maps("default");
+    let strategy = json!({"type": "ServerSideApply"});
+    fleet
+        .create_work(
+            "shop",
+            vec![config_map("default", "cfg", json!({"mode": "a"}))],
+            strategy.clone(),
+        )
+        .await;
+    fleet
+        .work_until("shop", "applied", |w| has(w, "Applied", "True"))
+        .await;
+    cms.patch(
+        "cfg",
+        &PatchParams {
+            field_manager: Some("someone-else".into()),
+            ..PatchParams::default()
+        },
+        &Patch::Merge(json!({"data": {"theirs": "1"}})),
+    )
+    .await
+    .unwrap();
+
+    fleet
+        .update_work(
+            "shop",
+            json!({"workload": {"manifests": [config_map("default", "cfg", json!({"mode": "b"}))]}}),
+        )
+        .await;
+    let cfg = eventually("mode b applied", || async {
+        let cfg = cms.get("cfg").await.unwrap();
+        (cfg.data.as_ref()?["mode"] == "b").then_some(cfg)
+    })
+    .await;
+    assert_eq!(cfg.data.unwrap()["theirs"], "1");
+    let appliers: Vec<(String, String)> = cfg
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            (
+                m.manager.unwrap_or_default(),
+                m.operation.unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(
+        appliers.contains(&("work-api-agent".into(), "Apply".into())),
+        "{appliers:?}"
+    );
+    fleet
+        .work_until("shop", "applied at generation 2", |w| {
+            conditions(w).iter().any(|c| {
+                c.type_ == "Applied" && c.status == "True" && c.observed_generation == Some(2)
+            })
+        })
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -690,9 +803,42 @@ async fn dropped_manifests_leave_the_member_and_deleting_the_work_removes_everyt
     assert_eq!(recorded, vec!["shop", "kept"]);
 
     // Deleting the Work removes what it placed (the namespace and all in it), then the Work.
+    // A finalizer of someone else's holds "kept" back a while: the Work waits for it.
+    let hold = |finalizers: Value| Patch::Merge(json!({"metadata": {"finalizers": finalizers}}));
+    cms.patch(
+        "kept",
+        &PatchParams::default(),
+        &hold(json!(["example.com/hold"])),
+    )
+    .await
+    .unwrap();
     let works = fleet.works();
     works
         .delete("shop", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("kept being deleted", || async {
+        let kept = cms.get("kept").await.unwrap();
+        kept.metadata.deletion_timestamp.map(drop)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let held = works.get("shop").await.unwrap();
+    assert!(
+        held.metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&applier::FINALIZER.to_owned())
+    );
+    assert!(
+        fleet
+            .applied_works()
+            .get_opt("shop")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    cms.patch("kept", &PatchParams::default(), &hold(json!(null)))
         .await
         .unwrap();
     eventually("the Work gone", || async {

@@ -98,7 +98,7 @@ fn pass(
                 lists: &BuiltinStrategy,
             };
             let (outcome, object) = match decide(&input) {
-                Decision::Create { object } | Decision::Apply { object, .. } => {
+                Decision::Create { object, .. } | Decision::Apply { object, .. } => {
                     let written = member.write(&planned.identifier, &object);
                     (applied(&input, &written), Some(written))
                 }

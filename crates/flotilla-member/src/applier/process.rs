@@ -5,12 +5,11 @@
 //! (with the member API's answer in the message), and the other manifests go on.
 
 use flotilla_api::placement::work::WorkResourceIdentifier;
+use flotilla_apimachinery::patch::PatchError;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::core::DynamicObject;
 use kube::{Api, Client};
 use serde_json::{Value, json};
-
-use flotilla_apimachinery::patch::PatchError;
 
 use super::{failure, member_api, send};
 use crate::work::identifier;
@@ -51,10 +50,11 @@ pub(super) async fn process(
     // Only an existing object is applied over or taken over.
     let current = live.clone().unwrap_or_default();
     let (outcome, object) = match decide(&input) {
-        Decision::Create { object } => {
-            let created = create(&api, object)
-                .await
-                .map_err(|e| failure("creating", id, &e));
+        Decision::Create {
+            object,
+            server_side,
+        } => {
+            let created = create(&api, id, object, server_side).await;
             settle(&input, created, None)
         }
         Decision::Apply { object, method } => {
@@ -97,14 +97,45 @@ fn settle(
     }
 }
 
-/// Creates `object` on the member, as the agent's field manager.
-async fn create(api: &Api<DynamicObject>, object: Value) -> Result<Value, kube::Error> {
-    let object: DynamicObject = serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
+/// Creates `object` on the member as the agent: with a server-side apply, or a plain create.
+async fn create(
+    api: &Api<DynamicObject>,
+    id: &WorkResourceIdentifier,
+    object: Value,
+    server_side: bool,
+) -> Result<Value, String> {
+    if server_side {
+        return server_side_apply(api, id, &object, false).await;
+    }
+    let object: DynamicObject = serde_json::from_value(object).map_err(|e| {
+        format!(
+            "{} is not a Kubernetes object: {e}",
+            identifier::describe(id)
+        )
+    })?;
     let params = PostParams {
         field_manager: Some(FIELD_MANAGER.to_owned()),
         ..PostParams::default()
     };
-    api.create(&params, &object).await.map(to_value)
+    api.create(&params, &object)
+        .await
+        .map(to_value)
+        .map_err(|e| failure("creating", id, &e))
+}
+
+/// Server-side applies `object` as the agent, forcing through conflicts if `force`.
+async fn server_side_apply(
+    api: &Api<DynamicObject>,
+    id: &WorkResourceIdentifier,
+    object: &Value,
+    force: bool,
+) -> Result<Value, String> {
+    let mut params = PatchParams::apply(FIELD_MANAGER);
+    params.force = force;
+    api.patch(&id.name, &params, &Patch::Apply(object))
+        .await
+        .map(to_value)
+        .map_err(|e| failure("server-side applying", id, &e))
 }
 
 /// Brings the existing object `live` to `object` with `method`.
@@ -126,14 +157,7 @@ async fn write(
             )
             .await
         }
-        ApplyMethod::ServerSideApply { force } => {
-            let mut params = PatchParams::apply(FIELD_MANAGER);
-            params.force = force;
-            api.patch(&id.name, &params, &Patch::Apply(object))
-                .await
-                .map(to_value)
-                .map_err(|e| failure("server-side applying", id, &e))
-        }
+        ApplyMethod::ServerSideApply { force } => server_side_apply(api, id, object, force).await,
     }
 }
 

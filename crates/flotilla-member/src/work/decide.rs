@@ -84,6 +84,10 @@ pub enum Decision {
     Create {
         /// The object to create, AppliedWork owner reference included.
         object: Value,
+        /// Create it with a server-side apply rather than a plain create, because later writes
+        /// will be server-side applies: the agent's fields are then owned by its apply from
+        /// the start, instead of by an earlier create that its applies would conflict with.
+        server_side: bool,
     },
     /// Apply `object` over the existing object with `method`; then settle the outcome with
     /// [`applied`]. The AppliedWork owner reference in `object` is added to the object's
@@ -127,8 +131,10 @@ pub fn decide(input: &Input<'_>) -> Decision {
                 take_over: None,
             };
         }
+        let (object, method) = prepare(input, None);
         return Decision::Create {
-            object: prepare(input, None).0,
+            object,
+            server_side: matches!(method, ApplyMethod::ServerSideApply { .. }),
         };
     };
     let owners = Owners::of(live, input.owner);

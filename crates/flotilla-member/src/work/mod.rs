@@ -17,7 +17,7 @@
 //!    status; [`status::applied_resources`] lists what the AppliedWork now records.
 //! 5. [`cleanup::stale`] names what the AppliedWork recorded that the Work no longer carries,
 //!    and [`cleanup::release`] says whether to delete each or only drop the owner reference.
-//! 6. [`pace::Pace`] says when to look at the Work again.
+//! 6. [`pace::Pace`] and [`pace::next_check`] say when to look at the Work again.
 
 pub mod availability;
 pub mod cleanup;

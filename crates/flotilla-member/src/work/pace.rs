@@ -8,7 +8,7 @@
 
 use flotilla_api::conditions::is_true;
 use flotilla_api::placement::work::WorkStatus;
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 
 use super::outcome::{APPLIED, AVAILABLE, DIFF_REPORTED};
 
@@ -50,6 +50,18 @@ impl Pace {
     }
 }
 
+/// When the next check of a Work is due at `pace`, given the check already scheduled for it
+/// (if any), and whether that is a new deadline to schedule. A check still to come no later
+/// than the pace asks for is kept rather than joined by another, so a Work's scheduled checks
+/// never multiply, however often it is reconciled in between.
+pub fn next_check(scheduled: Option<Timestamp>, now: Timestamp, pace: Pace) -> (Timestamp, bool) {
+    let due = now.checked_add(pace.delay()).unwrap_or(now);
+    match scheduled {
+        Some(at) if at > now && at <= due => (at, false),
+        _ => (due, true),
+    }
+}
+
 /// Whether a Work with `status` needs nothing more: every manifest applied and available, or,
 /// under ReportDiff, every difference reported.
 pub fn settled(status: &WorkStatus) -> bool {
@@ -83,6 +95,31 @@ mod tests {
         assert_eq!(Pace::next(Some(steady), false), Pace::Retrying(secs(1)));
     }
 
+    #[test]
+    fn scheduled_checks_never_multiply() {
+        let now: Timestamp = "2026-03-01T10:00:00Z".parse().unwrap();
+        let at = |s: i64| now.checked_add(secs(s)).unwrap();
+        let quick = Pace::Retrying(secs(4));
+        // (already scheduled, pace, expected)
+        let cases = [
+            (None, Pace::Steady, (at(60), true)),
+            (Some(at(2)), quick, (at(2), false)),
+            (Some(at(4)), quick, (at(4), false)),
+            (Some(at(30)), quick, (at(4), true)),
+            (Some(at(30)), Pace::Steady, (at(30), false)),
+            // Due now or past: that check is this one, or is gone.
+            (Some(at(0)), Pace::Steady, (at(60), true)),
+            (Some(at(-5)), quick, (at(4), true)),
+        ];
+        for (scheduled, pace, expected) in cases {
+            assert_eq!(
+                next_check(scheduled, now, pace),
+                expected,
+                "{scheduled:?} {pace:?}"
+            );
+        }
+    }
+
     fn status(conditions: &[(&str, &str)]) -> WorkStatus {
         WorkStatus {
             conditions: conditions
@@ -93,7 +130,7 @@ mod tests {
                     reason: "Reason".into(),
                     message: String::new(),
                     observed_generation: None,
-                    last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
+                    last_transition_time: Time(Timestamp::UNIX_EPOCH),
                 })
                 .collect(),
             manifest_conditions: Vec::new(),

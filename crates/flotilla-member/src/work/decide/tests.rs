@@ -79,8 +79,12 @@ fn detail(path: &str, member: Option<&str>, hub: Option<&str>) -> PatchDetail {
 
 #[test]
 fn creates_missing_objects_with_the_agents_bookkeeping() {
-    let Decision::Create { object } = decide_with(Strategy::default(), None) else {
-        panic!("expected a create");
+    let Decision::Create {
+        object,
+        server_side: false,
+    } = decide_with(Strategy::default(), None)
+    else {
+        panic!("expected a plain create");
     };
     let metadata = &object["metadata"];
     assert_eq!(metadata["ownerReferences"], json!([ours()]));
@@ -99,10 +103,12 @@ fn creates_missing_objects_with_the_agents_bookkeeping() {
     assert_eq!(last_applied["data"], json!({"k": "v"}));
     assert_eq!(last_applied["metadata"]["ownerReferences"], json!([ours()]));
 
-    let Decision::Create { object } =
-        decide_with(strategy(ApplyStrategyType::ServerSideApply), None)
+    let Decision::Create {
+        object,
+        server_side: true,
+    } = decide_with(strategy(ApplyStrategyType::ServerSideApply), None)
     else {
-        panic!("expected a create");
+        panic!("expected a server-side create");
     };
     assert!(
         object["metadata"]["annotations"]
@@ -480,7 +486,7 @@ proptest! {
         let decision = decide_with(strategy, exists.then_some(&object));
         let report_diff = strategy.type_ == ApplyStrategyType::ReportDiff;
         match &decision {
-            Decision::Create { object } | Decision::Apply { object, .. } => {
+            Decision::Create { object, .. } | Decision::Apply { object, .. } => {
                 prop_assert!(!report_diff);
                 prop_assert_eq!(matches!(decision, Decision::Create { .. }), !exists);
                 prop_assert_eq!(&object["metadata"]["ownerReferences"], &json!([ours()]));
