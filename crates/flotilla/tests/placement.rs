@@ -363,15 +363,30 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
     let got = on_member(
         &hub,
         &staging,
-        &["get", "deployment", "web", "-n", "app", "-o",
-          "jsonpath={.spec.replicas} {.metadata.labels.placed-on}"],
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "app",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.labels.placed-on}",
+        ],
     );
     assert_eq!(got.as_deref(), Some("1 member-cluster-02"));
     let canary = member_kubeconfig(&hub, "member-cluster-01");
     let got = on_member(
         &hub,
         &canary,
-        &["get", "deployment", "web", "-n", "app", "-o", "jsonpath={.spec.replicas}"],
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "app",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
     );
     assert_eq!(got.as_deref(), Some("2"));
     let status = cluster_status(&hub, "app", "member-cluster-02");
@@ -379,14 +394,24 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
         status["applicableResourceOverrides"][0]["name"], "fewer-on-staging-0",
         "{status}"
     );
-    assert!(cluster_status(&hub, "app", "member-cluster-01")["applicableResourceOverrides"].is_null());
+    assert!(
+        cluster_status(&hub, "app", "member-cluster-01")["applicableResourceOverrides"].is_null()
+    );
 
     // An edit on a member is drift: reported, and (IfNotDrifted) not overwritten.
     on_member(
         &hub,
         &canary,
-        &["patch", "configmap", "settings", "-n", "app", "--type=merge",
-          "-p", r#"{"data":{"greeting":"changed by hand"}}"#],
+        &[
+            "patch",
+            "configmap",
+            "settings",
+            "-n",
+            "app",
+            "--type=merge",
+            "-p",
+            r#"{"data":{"greeting":"changed by hand"}}"#,
+        ],
     )
     .expect("edit on the member");
     let drifted = eventually("the drift reported", 60, || {
@@ -407,7 +432,15 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
     let kept = on_member(
         &hub,
         &canary,
-        &["get", "configmap", "settings", "-n", "app", "-o", "jsonpath={.data.greeting}"],
+        &[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "app",
+            "-o",
+            "jsonpath={.data.greeting}",
+        ],
     );
     assert_eq!(kept.as_deref(), Some("changed by hand"));
 }
