@@ -60,7 +60,7 @@ fn member_kubeconfig(hub: &HubProcess, member: &str) -> PathBuf {
 }
 
 /// `kubectl --kubeconfig MEMBER ARGS` output, or `None` on failure.
-fn on_member(hub: &HubProcess, member: &PathBuf, args: &[&str]) -> Option<String> {
+fn on_member(hub: &HubProcess, member: &std::path::Path, args: &[&str]) -> Option<String> {
     let mut all = vec!["--kubeconfig", member.to_str().unwrap()];
     all.extend_from_slice(args);
     let out = hub.kubectl(&all);

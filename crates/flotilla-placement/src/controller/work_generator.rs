@@ -37,11 +37,14 @@ use crate::status::{BindingWorks, OverrideOutcome, WorkSync, WorkView, binding_s
 /// Label on a Work with the resource snapshot index it carries.
 pub const RESOURCE_INDEX_OF_WORK_LABEL: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
 
+/// Manifests of resource snapshots by placement and index.
+type ManifestCache = HashMap<(String, u64), Arc<Vec<Value>>>;
+
 struct Context {
     client: Client,
     clock: Arc<dyn Clock>,
     /// Resource snapshots are immutable: their manifests are read once per index.
-    manifests: Mutex<HashMap<(String, u64), Arc<Vec<Value>>>>,
+    manifests: Mutex<ManifestCache>,
 }
 
 /// Runs the work generator until the client's API goes away.
