@@ -2,7 +2,8 @@
 //! without changing anything. The hub validates the placement (a server-side dry run, so the
 //! errors are the ones `kubectl apply` would print); the scheduler then runs here, on the
 //! hub's member clusters and the placement's existing bindings, and every cluster's verdict,
-//! score and reason is printed with the order the rollout would reach the picked ones.
+//! score and reason is printed with the order the rollout would reach the picked ones
+//! (rollout rounds replayed with every bound cluster available by the next round).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -11,10 +12,13 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
+use flotilla_api::placement::BindingState;
 use flotilla_api::placement::snapshots::PARENT_PLACEMENT_LABEL;
+use flotilla_api::placement::strategy::RolloutStrategyType;
 use flotilla_api::placement::{
     ClusterResourceBinding, ClusterResourcePlacement, ClusterSchedulingPolicySnapshot,
 };
+use flotilla_placement::rollout::{Action, Readiness, RolloutBinding, RolloutInput, rollout};
 use flotilla_placement::scheduler::{BindingView, Decision, SchedulingInput, schedule};
 use flotilla_placement::snapshot::policy;
 use kube::api::{ListParams, Patch, PatchParams};
@@ -75,8 +79,70 @@ pub async fn run(args: PreviewArgs) -> Result<()> {
         now: jiff::Timestamp::now(),
         eligibility: EligibilityWindows::default(),
     });
-    print!("{}", render(&crp, clusters.len(), &decision));
+    let waves = rollout_waves(&crp, &placement_policy, &decision, &bindings)?;
+    print!("{}", render(&crp, clusters.len(), &decision, &waves));
     Ok(())
+}
+
+/// The order the rollout would reach the picked clusters: rollout rounds run one after
+/// another, each cluster bound in a round assumed available by the next. Clusters the
+/// placement already runs need an update only if the rollout changes something, which the
+/// preview assumes it does.
+fn rollout_waves(
+    crp: &ClusterResourcePlacement,
+    policy: &flotilla_api::placement::policy::PlacementPolicy,
+    decision: &Decision,
+    existing: &[BindingView],
+) -> Result<Vec<Vec<String>>> {
+    let mut bindings: Vec<RolloutBinding> = decision
+        .selected()
+        .map(|cluster| {
+            let bound = existing
+                .iter()
+                .any(|b| b.cluster == cluster && b.state == BindingState::Bound);
+            RolloutBinding {
+                name: cluster.to_string(),
+                cluster: cluster.to_string(),
+                state: if bound {
+                    BindingState::Bound
+                } else {
+                    BindingState::Scheduled
+                },
+                deleting: false,
+                up_to_date: false,
+                readiness: if bound {
+                    Readiness::Available
+                } else {
+                    Readiness::Pending
+                },
+            }
+        })
+        .collect();
+    let now = jiff::Timestamp::now();
+    let mut waves = Vec::new();
+    while bindings.iter().any(|b| !b.up_to_date) && waves.len() < bindings.len() {
+        let plan = rollout(&RolloutInput {
+            policy,
+            strategy: crp.spec.strategy.as_ref(),
+            bindings: &bindings,
+            now,
+        })?;
+        let moved: Vec<String> = plan
+            .names(|a| matches!(a, Action::Bind | Action::Update))
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        if moved.is_empty() {
+            break;
+        }
+        for binding in bindings.iter_mut().filter(|b| moved.contains(&b.name)) {
+            binding.state = BindingState::Bound;
+            binding.up_to_date = true;
+            binding.readiness = Readiness::Available;
+        }
+        waves.push(moved);
+    }
+    Ok(waves)
 }
 
 /// The placement as the hub would store it: a server-side apply dry run, so validation errors
@@ -94,8 +160,13 @@ async fn validate(client: &Client, object: &Value) -> Result<ClusterResourcePlac
     }
 }
 
-/// The printed preview: a summary line, then one row per cluster.
-pub fn render(crp: &ClusterResourcePlacement, fleet: usize, decision: &Decision) -> String {
+/// The printed preview: a summary line, one row per cluster, then the rollout's waves.
+pub fn render(
+    crp: &ClusterResourcePlacement,
+    fleet: usize,
+    decision: &Decision,
+    waves: &[Vec<String>],
+) -> String {
     let name = crp.metadata.name.as_deref().unwrap_or_default();
     let selected = decision.selected().count();
     let mut out = String::new();
@@ -132,6 +203,20 @@ pub fn render(crp: &ClusterResourcePlacement, fleet: usize, decision: &Decision)
             score(d.cluster_score.and_then(|s| s.priority_score)),
             d.reason
         );
+    }
+    if crp.spec.rollout_strategy_type() == RolloutStrategyType::External {
+        let _ = writeln!(
+            out,
+            "\nRollout: External; staged update runs decide the order."
+        );
+    } else if !waves.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nRollout order (RollingUpdate; each wave once the previous is available):"
+        );
+        for (index, wave) in waves.iter().enumerate() {
+            let _ = writeln!(out, "  {}. {}", index + 1, wave.join(", "));
+        }
     }
     out
 }

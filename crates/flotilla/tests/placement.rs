@@ -444,3 +444,176 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
     );
     assert_eq!(kept.as_deref(), Some("changed by hand"));
 }
+
+#[test]
+fn evictions_budgets_empty_selections_and_previews_explain_themselves() {
+    let hub = fleet("1");
+    hub.create(APP);
+    hub.create(PLACEMENT);
+    eventually("the placement Available", 120, || {
+        (placement_condition(&hub, "app", "Available").as_deref() == Some("True")).then_some(())
+    });
+
+    // A budget that allows no disruption blocks the eviction, and says why.
+    hub.create(
+        r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementDisruptionBudget
+metadata:
+  name: app
+spec:
+  minAvailable: 6
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementEviction
+metadata:
+  name: leave-01
+spec:
+  placementName: app
+  clusterName: member-cluster-01
+"#,
+    );
+    let verdict = eventually("the eviction judged", 60, || {
+        let out = hub.kubectl_ok(&[
+            "get",
+            "crpe",
+            "leave-01",
+            "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="Valid")].status} {.status.conditions[?(@.type=="Executed")].status} {.status.conditions[?(@.type=="Executed")].message}"#,
+        ]);
+        (!out.trim().is_empty()).then_some(out)
+    });
+    assert!(verdict.starts_with("True False "), "{verdict}");
+    assert!(verdict.contains("minAvailable 6"), "{verdict}");
+    let bindings = hub.kubectl_ok(&["get", "crb", "-o", "name"]);
+    assert_eq!(bindings.lines().count(), 6, "the binding stays: {bindings}");
+
+    // A placement whose selectors match nothing says so instead of failing.
+    hub.create(
+        r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: nothing
+spec:
+  resourceSelectors:
+    - group: ""
+      kind: Namespace
+      version: v1
+      name: absent
+"#,
+    );
+    let selected = eventually("the selection condition", 60, || {
+        let out = hub.kubectl_ok(&[
+            "get",
+            "crp",
+            "nothing",
+            "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="ClusterResourcePlacementResourcesSelected")].reason}"#,
+        ]);
+        (!out.is_empty()).then_some(out)
+    });
+    assert_eq!(selected, "NoResourcesSelected");
+
+    // Preview: every cluster's verdict, score and reason, nothing created.
+    let file = hub.dir().join("pick-two.yaml");
+    std::fs::write(
+        &file,
+        r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: pick-two
+spec:
+  resourceSelectors:
+    - group: ""
+      kind: Namespace
+      version: v1
+      name: app
+  policy:
+    placementType: PickN
+    numberOfClusters: 2
+    affinity:
+      clusterAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 100
+            preference:
+              propertySorter:
+                name: resources.kubernetes-fleet.io/available-cpu
+                sortOrder: Descending
+"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["preview", "-f"])
+        .arg(&file)
+        .arg("--kubeconfig")
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla preview");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with("Placement pick-two (PickN, 2 wanted) on 6 member clusters: 2 selected."),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("member-cluster-"))
+        .collect();
+    assert_eq!(rows.len(), 6, "{text}");
+    assert_eq!(
+        rows.iter().filter(|r| r.contains(" selected ")).count(),
+        2,
+        "{text}"
+    );
+    // member-cluster-06 has the most available CPU in the default fleet: full weight.
+    let best = rows
+        .iter()
+        .find(|r| r.starts_with("member-cluster-06"))
+        .unwrap();
+    assert!(
+        best.contains(" selected ") && best.contains(" 100 "),
+        "{text}"
+    );
+    // A new placement may bind N + maxSurge at once: both picked clusters in the first wave.
+    assert!(
+        text.contains("Rollout order")
+            && text.contains("  1. member-cluster-04, member-cluster-06"),
+        "{text}"
+    );
+    let created = hub.kubectl(&["get", "crp", "pick-two"]);
+    assert!(!created.status.success(), "preview created the placement");
+
+    // A bad placement gets the hub's validation error, naming the field.
+    std::fs::write(
+        &file,
+        r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: bad
+spec:
+  resourceSelectors:
+    - {group: "", kind: Namespace, version: v1, name: app}
+  policy:
+    placementType: PickFixed
+    numberOfClusters: 2
+"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["preview", "-f"])
+        .arg(&file)
+        .arg("--kubeconfig")
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla preview");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("spec.policy"), "{err}");
+}

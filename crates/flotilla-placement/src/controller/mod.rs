@@ -6,6 +6,7 @@
 //!   resource snapshots up to date ([`crate::snapshot`] over [`crate::selection`]), runs the
 //!   scheduler ([`crate::scheduler`]) and writes its bindings, rolls the latest resources out
 //!   to them, and writes the placement's status.
+//! - [`eviction`]: a placement eviction deletes one binding when the disruption budget allows.
 //! - [`override_snapshots`]: an immutable snapshot per version of every override.
 //! - [`work_generator`]: one reconcile per `ClusterResourceBinding` turns a bound binding into
 //!   the `Work` in its member's namespace, and the Work's status back into the binding's.
@@ -14,6 +15,7 @@
 
 mod changes;
 mod discovery;
+pub mod eviction;
 mod naming;
 pub mod override_snapshots;
 pub mod placement;
@@ -70,7 +72,8 @@ impl ControllerError {
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     tokio::join!(
         placement::run(client.clone(), clock.clone()),
-        work_generator::run(client.clone(), clock),
+        work_generator::run(client.clone(), clock.clone()),
+        eviction::run(client.clone(), clock),
         override_snapshots::run(client),
     );
 }

@@ -1,0 +1,94 @@
+//! The eviction controller: a `ClusterResourcePlacementEviction` is judged once
+//! ([`crate::eviction::evaluate`]) against its placement, the placement's bindings and the
+//! disruption budget named as the placement; when allowed, the binding is deleted, so the
+//! placement's resources leave the cluster (and the scheduler, for PickN, may pick another).
+//! The verdict is written as the eviction's `Valid` and `Executed` conditions, and is final.
+
+use std::sync::Arc;
+
+use flotilla_api::conditions::set_condition;
+use flotilla_api::placement::{
+    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourcePlacementDisruptionBudget,
+    ClusterResourcePlacementEviction,
+};
+use flotilla_apiserver::clock::Clock;
+use futures::StreamExt;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use super::snapshots::owned;
+use super::{ControllerError, writes};
+use crate::eviction::{EvictionInput, Verdict, evaluate, is_final};
+
+struct Context {
+    client: Client,
+    clock: Arc<dyn Clock>,
+}
+
+/// Runs the eviction controller until the client's API goes away.
+pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    let evictions: Api<ClusterResourcePlacementEviction> = Api::all(client.clone());
+    Controller::new(evictions, watcher::Config::default())
+        .run(reconcile, error_policy, Arc::new(Context { client, clock }))
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "eviction reconcile");
+            }
+        })
+        .await;
+}
+
+fn error_policy(
+    eviction: Arc<ClusterResourcePlacementEviction>,
+    error: &ControllerError,
+    _: Arc<Context>,
+) -> Action {
+    error.retry(&format!("eviction {}", eviction.name_any()))
+}
+
+async fn reconcile(
+    eviction: Arc<ClusterResourcePlacementEviction>,
+    ctx: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    if is_final(&eviction) || eviction.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let spec = &eviction.spec;
+    let placement = Api::<ClusterResourcePlacement>::all(ctx.client.clone())
+        .get_opt(&spec.placement_name)
+        .await?;
+    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &spec.placement_name).await?;
+    let budget = Api::<ClusterResourcePlacementDisruptionBudget>::all(ctx.client.clone())
+        .get_opt(&spec.placement_name)
+        .await?;
+    let verdict = evaluate(&EvictionInput {
+        cluster: &spec.cluster_name,
+        placement: placement.as_ref(),
+        bindings: &bindings,
+        budget: budget.as_ref().map(|b| &b.spec),
+    });
+    if let Verdict::Executed {
+        delete_binding: Some(binding),
+        ..
+    } = &verdict
+    {
+        writes::delete(
+            &Api::<ClusterResourceBinding>::all(ctx.client.clone()),
+            binding,
+        )
+        .await?;
+    }
+    let mut conditions = eviction
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    for condition in verdict.conditions(eviction.metadata.generation) {
+        set_condition(&mut conditions, condition, ctx.clock.now());
+    }
+    let api: Api<ClusterResourcePlacementEviction> = Api::all(ctx.client.clone());
+    writes::status(&api, &*eviction, json!({"conditions": conditions})).await?;
+    Ok(Action::await_change())
+}
