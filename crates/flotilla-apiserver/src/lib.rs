@@ -12,6 +12,7 @@ pub mod clock;
 pub mod controllers;
 pub mod discovery;
 pub mod engine;
+pub mod finalizer;
 pub mod gc;
 pub mod hooks;
 pub mod http;

@@ -50,7 +50,6 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use crate::finalizer;
 use crate::membership::member_namespace;
 use crate::work::identifier;
 use crate::work::manifest::FIELD_MANAGER;
@@ -59,6 +58,7 @@ use crate::work::pace::{self, Pace};
 use crate::work::{
     AppliedWorkOwner, ManifestResult, Strategy, applied_resources, plan, work_status,
 };
+use flotilla_apiserver::finalizer;
 
 /// Finalizer the applier keeps on a Work until what it placed is removed from the member
 /// (KubeFleet's).

@@ -14,7 +14,6 @@
 
 pub mod agent;
 pub mod applier;
-mod finalizer;
 pub mod membership;
 pub mod report;
 pub mod work;

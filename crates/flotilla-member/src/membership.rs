@@ -34,7 +34,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use serde_json::json;
 
-use crate::{applier, finalizer};
+use crate::applier;
+use flotilla_apiserver::finalizer;
 
 /// Finalizer the hub keeps on a MemberCluster until the member has left.
 pub const FINALIZER: &str = "kubernetes-fleet.io/membercluster-finalizer";

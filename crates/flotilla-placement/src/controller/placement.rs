@@ -11,6 +11,7 @@ use flotilla_api::placement::{
     ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ResourceOverrideSnapshot,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
+use flotilla_apiserver::finalizer;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::ListParams;
@@ -144,8 +145,8 @@ async fn reconcile(
     if crp.metadata.deletion_timestamp.is_some() {
         return delete(&api, &crp, &ctx).await;
     }
-    if !crp.finalizers().iter().any(|f| f == PLACEMENT_FINALIZER) {
-        writes::add_finalizer(&api, &crp, PLACEMENT_FINALIZER).await?;
+    if !finalizer::has(&*crp, PLACEMENT_FINALIZER) {
+        finalizer::add(&api, &crp, PLACEMENT_FINALIZER).await?;
         return Ok(Action::await_change());
     }
     let owner = Owner {
@@ -261,7 +262,7 @@ async fn delete(
     if bindings.is_empty() {
         let snapshots: Vec<ClusterResourceSnapshot> = owned(&ctx.client, &name).await?;
         tracing::info!(placement = %name, snapshots = snapshots.len(), "placement deleted");
-        writes::remove_finalizer(api, crp, PLACEMENT_FINALIZER).await?;
+        finalizer::remove(api, crp, PLACEMENT_FINALIZER).await?;
         return Ok(Action::await_change());
     }
     let binding_api: Api<ClusterResourceBinding> = Api::all(ctx.client.clone());

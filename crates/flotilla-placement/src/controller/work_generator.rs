@@ -20,6 +20,7 @@ use flotilla_api::placement::{
     ResourceOverrideSnapshot, Work,
 };
 use flotilla_apiserver::clock::Clock;
+use flotilla_apiserver::finalizer;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::ListParams;
@@ -96,7 +97,7 @@ async fn reconcile(
         .items;
     if binding.metadata.deletion_timestamp.is_some() {
         if works.is_empty() {
-            writes::remove_finalizer(&api, &binding, BINDING_FINALIZER).await?;
+            finalizer::remove(&api, &binding, BINDING_FINALIZER).await?;
         }
         for work in works
             .iter()
@@ -106,8 +107,8 @@ async fn reconcile(
         }
         return Ok(Action::await_change());
     }
-    if !binding.finalizers().iter().any(|f| f == BINDING_FINALIZER) {
-        writes::add_finalizer(&api, &binding, BINDING_FINALIZER).await?;
+    if !finalizer::has(&*binding, BINDING_FINALIZER) {
+        finalizer::add(&api, &binding, BINDING_FINALIZER).await?;
         return Ok(Action::await_change());
     }
     if binding.spec.state != BindingState::Bound {

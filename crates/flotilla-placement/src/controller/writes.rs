@@ -1,5 +1,5 @@
 //! The small write patterns every controller here uses: create unless it exists, merge-patch,
-//! status patch, delete unless gone, relabel, finalizers.
+//! status patch, delete unless gone, relabel. Finalizers: `flotilla_apiserver::finalizer`.
 
 use std::fmt::Debug;
 
@@ -81,60 +81,4 @@ where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     merge(api, name, json!({"metadata": {"labels": {key: value}}})).await
-}
-
-/// Adds `finalizer` to `object` (if missing), at the version read.
-pub(crate) async fn add_finalizer<K>(
-    api: &Api<K>,
-    object: &K,
-    finalizer: &str,
-) -> Result<(), kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    if object.finalizers().iter().any(|f| f == finalizer) {
-        return Ok(());
-    }
-    let mut finalizers = object.finalizers().to_vec();
-    finalizers.push(finalizer.into());
-    set_finalizers(api, object, finalizers).await
-}
-
-/// Removes `finalizer` from `object` (if present), at the version read.
-pub(crate) async fn remove_finalizer<K>(
-    api: &Api<K>,
-    object: &K,
-    finalizer: &str,
-) -> Result<(), kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    if !object.finalizers().iter().any(|f| f == finalizer) {
-        return Ok(());
-    }
-    let finalizers = object
-        .finalizers()
-        .iter()
-        .filter(|f| *f != finalizer)
-        .cloned()
-        .collect();
-    set_finalizers(api, object, finalizers).await
-}
-
-async fn set_finalizers<K>(
-    api: &Api<K>,
-    object: &K,
-    finalizers: Vec<String>,
-) -> Result<(), kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    let patch = json!({"metadata": {
-        "finalizers": finalizers,
-        "resourceVersion": object.resource_version(),
-    }});
-    match merge(api, &object.name_any(), patch).await {
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        other => other,
-    }
 }

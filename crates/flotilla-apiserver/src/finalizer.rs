@@ -7,12 +7,12 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 /// Whether `object` carries `finalizer`.
-pub(crate) fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
+pub fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
     object.finalizers().iter().any(|f| f == finalizer)
 }
 
 /// Adds `finalizer` to `object` (read from `api`); returns the updated object.
-pub(crate) async fn add<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
+pub async fn add<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -23,7 +23,7 @@ where
 
 /// Removes `finalizer` from `object` (read from `api`); returns the updated object (or the
 /// object as deleted, when it was the last finalizer of an object being deleted).
-pub(crate) async fn remove<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
+pub async fn remove<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
