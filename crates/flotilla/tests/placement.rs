@@ -83,6 +83,13 @@ fn placement_condition(hub: &HubProcess, name: &str, type_: &str) -> Option<Stri
     }
 }
 
+/// Waits until placement `name` is Available for its current generation.
+fn wait_available(hub: &HubProcess, name: &str) {
+    eventually("the placement Available", 120, || {
+        (placement_condition(hub, name, "Available").as_deref() == Some("True")).then_some(())
+    });
+}
+
 const APP: &str = r#"
 apiVersion: v1
 kind: Namespace
@@ -147,9 +154,7 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     let hub = fleet("1");
     hub.create(APP);
     hub.create(PLACEMENT);
-    eventually("the placement Available", 120, || {
-        (placement_condition(&hub, "app", "Available").as_deref() == Some("True")).then_some(())
-    });
+    wait_available(&hub, "app");
 
     // Every member runs the Deployment.
     let members: Vec<String> = (1..=6).map(|i| format!("member-cluster-0{i}")).collect();
@@ -354,9 +359,7 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
     hub.create(APP);
     hub.create(OVERRIDE);
     hub.create(GUARDED_PLACEMENT);
-    eventually("the placement Available", 120, || {
-        (placement_condition(&hub, "app", "Available").as_deref() == Some("True")).then_some(())
-    });
+    wait_available(&hub, "app");
 
     // member-cluster-02 is the staging member: one replica, labelled with its name.
     let staging = member_kubeconfig(&hub, "member-cluster-02");
@@ -450,9 +453,7 @@ fn evictions_budgets_empty_selections_and_previews_explain_themselves() {
     let hub = fleet("1");
     hub.create(APP);
     hub.create(PLACEMENT);
-    eventually("the placement Available", 120, || {
-        (placement_condition(&hub, "app", "Available").as_deref() == Some("True")).then_some(())
-    });
+    wait_available(&hub, "app");
 
     // A budget that allows no disruption blocks the eviction, and says why.
     hub.create(
