@@ -83,6 +83,17 @@ fn placement_condition(hub: &HubProcess, name: &str, type_: &str) -> Option<Stri
     }
 }
 
+/// `flotilla preview -f FILE` against the hub.
+fn preview(hub: &HubProcess, file: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["preview", "-f"])
+        .arg(file)
+        .arg("--kubeconfig")
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla preview")
+}
+
 /// Waits until placement `name` is Available for its current generation.
 fn wait_available(hub: &HubProcess, name: &str) {
     eventually("the placement Available", 120, || {
@@ -545,13 +556,7 @@ spec:
 "#,
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["preview", "-f"])
-        .arg(&file)
-        .arg("--kubeconfig")
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla preview");
+    let out = preview(&hub, &file);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -607,13 +612,7 @@ spec:
 "#,
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["preview", "-f"])
-        .arg(&file)
-        .arg("--kubeconfig")
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla preview");
+    let out = preview(&hub, &file);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("spec.policy"), "{err}");

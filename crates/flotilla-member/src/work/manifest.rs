@@ -78,8 +78,7 @@ pub fn comparable(object: &Value) -> Value {
 /// [`comparable`] view. KubeFleet uses SHA-256; any stable hash serves, as only this agent
 /// reads the annotation back.
 pub fn spec_hash(manifest: &Value) -> String {
-    let mut text = String::new();
-    canonical_json(&comparable(manifest), &mut text);
+    let text = flotilla_apimachinery::canonical::to_string(&comparable(manifest));
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
     });
@@ -166,38 +165,6 @@ fn metadata_map<'v>(object: &'v mut Value, field: &str) -> Option<&'v mut Map<St
         *entry = Value::Object(Map::new());
     }
     entry.as_object_mut()
-}
-
-/// Writes `value` as JSON with object keys sorted, so equal values give equal text whatever
-/// their key order.
-fn canonical_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(fields) => {
-            let mut keys: Vec<&String> = fields.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (index, key) in keys.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical_json(&fields[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                canonical_json(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 #[cfg(test)]

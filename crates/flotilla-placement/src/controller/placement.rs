@@ -8,7 +8,7 @@ use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::placement::snapshots::IS_LATEST_SNAPSHOT_LABEL;
 use flotilla_api::placement::{
     ClusterResourceBinding, ClusterResourceOverrideSnapshot, ClusterResourcePlacement,
-    ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ResourceOverrideSnapshot,
+    ClusterSchedulingPolicySnapshot, ResourceOverrideSnapshot,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use flotilla_apiserver::finalizer;
@@ -260,8 +260,7 @@ async fn delete(
     let name = crp.name_any();
     let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &name).await?;
     if bindings.is_empty() {
-        let snapshots: Vec<ClusterResourceSnapshot> = owned(&ctx.client, &name).await?;
-        tracing::info!(placement = %name, snapshots = snapshots.len(), "placement deleted");
+        tracing::info!(placement = %name, "placement deleted; its members are clean");
         finalizer::remove(api, crp, PLACEMENT_FINALIZER).await?;
         return Ok(Action::await_change());
     }

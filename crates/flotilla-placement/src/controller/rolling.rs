@@ -5,8 +5,8 @@
 use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::placement::policy::PlacementPolicy;
 use flotilla_api::placement::{BindingState, ClusterResourceBinding, ClusterResourcePlacement};
+use futures::FutureExt;
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt, TryStreamExt};
 use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
@@ -14,9 +14,6 @@ use serde_json::json;
 use super::{ControllerError, writes};
 use crate::overrides::ClusterOverrides;
 use crate::rollout::{Action, RolloutBinding, RolloutInput, rollout, unavailable_period};
-
-/// How many binding writes run at once.
-const PARALLEL_WRITES: usize = 32;
 
 /// What the bindings should carry: the latest resource snapshot, the override snapshots that
 /// apply to each cluster and the apply strategy.
@@ -89,15 +86,12 @@ pub(crate) async fn run(
             Some(Action::Bind | Action::Update | Action::Delete)
         )
     });
-    let writes: Vec<BoxFuture<'_, Result<(), kube::Error>>> = bindings
+    let pending: Vec<BoxFuture<'_, Result<(), kube::Error>>> = bindings
         .iter()
         .filter_map(|b| Some((b, plan.action(&b.name_any())?)))
         .map(|(binding, action)| carry_out(&api, target, binding, action, now).boxed())
         .collect();
-    futures::stream::iter(writes)
-        .buffer_unordered(PARALLEL_WRITES)
-        .try_collect::<Vec<()>>()
-        .await?;
+    writes::all(pending).await?;
     Ok((changed, plan.recheck_at))
 }
 

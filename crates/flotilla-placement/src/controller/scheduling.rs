@@ -13,8 +13,8 @@ use flotilla_api::placement::{
     BindingState, ClusterResourceBinding, ClusterResourcePlacement,
     ClusterSchedulingPolicySnapshot, ResourceBindingSpec,
 };
+use futures::FutureExt;
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client};
@@ -24,9 +24,6 @@ use super::naming::{PARENT_PLACEMENT_LABEL, binding_name};
 use super::{ControllerError, writes};
 use crate::scheduler::{BindingChange, BindingView, Decision, SchedulingInput, schedule};
 use crate::snapshot::policy::effective_policy;
-
-/// How many binding writes run at once.
-const PARALLEL_WRITES: usize = 32;
 
 /// One scheduling cycle's inputs besides the cluster list.
 pub(crate) struct Cycle<'a> {
@@ -63,15 +60,12 @@ pub(crate) async fn run(
     });
     let api: Api<ClusterResourceBinding> = Api::all(client.clone());
     let changed = !decision.changes.is_empty();
-    let writes: Vec<BoxFuture<'_, Result<(), kube::Error>>> = decision
+    let pending: Vec<BoxFuture<'_, Result<(), kube::Error>>> = decision
         .changes
         .iter()
         .map(|change| carry_out(&api, &cycle, &snapshot_name, change).boxed())
         .collect();
-    futures::stream::iter(writes)
-        .buffer_unordered(PARALLEL_WRITES)
-        .try_collect::<Vec<()>>()
-        .await?;
+    writes::all(pending).await?;
     if !decision.requeue {
         write_snapshot_status(client, &cycle, &decision).await?;
     }

@@ -3,6 +3,9 @@
 
 use std::fmt::Debug;
 
+use futures::future::BoxFuture;
+use futures::{StreamExt, TryStreamExt};
+
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
@@ -10,6 +13,20 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::MANAGER;
+
+/// How many writes of one reconcile run at once.
+const PARALLEL_WRITES: usize = 32;
+
+/// Runs `writes` with at most [`PARALLEL_WRITES`] in flight; fails with the first error.
+pub(crate) async fn all(
+    writes: Vec<BoxFuture<'_, Result<(), kube::Error>>>,
+) -> Result<(), kube::Error> {
+    futures::stream::iter(writes)
+        .buffer_unordered(PARALLEL_WRITES)
+        .try_collect::<Vec<()>>()
+        .await
+        .map(drop)
+}
 
 /// Creates `object`; an object of that name already existing is not an error (a previous
 /// reconcile made it and the cache has not caught up).
