@@ -138,6 +138,12 @@ impl ListFilter {
         self.labels.as_ref().is_none_or(LabelSelector::is_empty) && self.fields.is_none()
     }
 
+    /// Whether every object passes (no label or field selector), so objects need not be
+    /// decoded to be judged.
+    pub fn selects_everything(&self) -> bool {
+        self.labels.is_none() && self.fields.is_none()
+    }
+
     /// Whether an object passes the selectors.
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(l) = &self.labels {

@@ -206,9 +206,13 @@ pub fn translate(
     event: &Event,
 ) -> ApiResult<Option<WatchEvent>> {
     let object = decode(info, &event.kv)?;
-    let prev = event.prev.as_ref().map(|kv| decode(info, kv)).transpose()?;
     let now_matches = filter.matches(&object);
-    let before_matched = prev.as_ref().is_some_and(|p| filter.matches(p));
+    // Without selectors the previous version matched if there was one: no need to decode it.
+    let before_matched = match &event.prev {
+        None => false,
+        Some(_) if filter.selects_everything() => true,
+        Some(kv) => filter.matches(&decode(info, kv)?),
+    };
     let event_type = match event.kind {
         EventKind::Delete if now_matches || before_matched => "DELETED",
         EventKind::Delete => return Ok(None),

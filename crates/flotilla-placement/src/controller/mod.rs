@@ -13,6 +13,7 @@
 //! - [`changes`] tells the placement controller when hub objects a placement may select
 //!   change, and [`discovery`] keeps the list of kinds the hub serves.
 
+mod binding_cache;
 mod changes;
 mod discovery;
 pub mod eviction;

@@ -2,6 +2,7 @@
 //! bindings, rollout and status up to date.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
@@ -12,7 +13,8 @@ use flotilla_api::placement::{
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use flotilla_apiserver::finalizer;
-use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
@@ -20,14 +22,20 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
+use super::binding_cache::BindingCache;
 use super::discovery::HubKinds;
 use super::naming::{PARENT_PLACEMENT_LABEL, PLACEMENT_FINALIZER};
 use super::scheduling::{self, Cycle};
-use super::snapshots::{self, owned};
+use super::snapshots;
+use super::writes::Written;
 use super::{ControllerError, changes, placement_status, rolling, writes};
 use crate::overrides::{ApplicableOverrides, ClusterOverrides, ClusterView};
 use crate::snapshot::Owner;
 use crate::snapshot::policy::effective_policy;
+
+/// How soon a reconcile that found the binding cache behind the controller's own writes
+/// looks again (the watch event it waits for normally triggers it sooner).
+const CACHE_BEHIND_RETRY: Duration = Duration::from_millis(100);
 
 /// What every reconcile shares.
 pub(crate) struct Context {
@@ -36,6 +44,7 @@ pub(crate) struct Context {
     pub windows: EligibilityWindows,
     pub kinds: HubKinds,
     pub clusters: Store<MemberCluster>,
+    pub bindings: Arc<BindingCache>,
     pub deadlines: Deadlines<ObjectRef<ClusterResourcePlacement>>,
 }
 
@@ -59,7 +68,9 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     )
     .touched_objects()
     .default_backoff();
+    let (bindings, binding_events) = BindingCache::watch(client.clone());
     let ctx = Arc::new(Context {
+        bindings,
         client: client.clone(),
         clock: clock.clone(),
         windows: EligibilityWindows::default(),
@@ -85,11 +96,7 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
             .map(|parent| ObjectRef::new(parent))
     };
     Controller::for_stream(placement_events, placement_store.clone())
-        .watches(
-            Api::<ClusterResourceBinding>::all(client.clone()),
-            watcher::Config::default(),
-            move |b| by_parent(b.labels()),
-        )
+        .watches_stream(binding_events, move |b| by_parent(b.labels()))
         .watches(
             Api::<ClusterSchedulingPolicySnapshot>::all(client.clone()),
             watcher::Config::default(),
@@ -154,13 +161,16 @@ async fn reconcile(
         generation: crp.metadata.generation.unwrap_or_default(),
         reference: owner_reference(&crp),
     };
+    let Some(bindings) = ctx.bindings.of(&name) else {
+        return Ok(Action::requeue(CACHE_BEHIND_RETRY));
+    };
     let policy_snapshot = snapshots::sync_policy(&ctx.client, &crp, &owner).await?;
     let resources = snapshots::sync_resources(&ctx.client, &ctx.kinds, &crp, &owner).await?;
-    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &name).await?;
     let clusters: Vec<MemberCluster> = ctx.clusters.state().iter().map(|c| (**c).clone()).collect();
     let now = ctx.clock.now();
     let (decision, changed) = scheduling::run(
         &ctx.client,
+        &ctx.bindings,
         &clusters,
         Cycle {
             crp: &crp,
@@ -201,7 +211,8 @@ async fn reconcile(
         crp: &crp,
         policy: &policy,
     };
-    let (changed, recheck_at) = rolling::run(&ctx.client, &target, &bindings, now).await?;
+    let (changed, recheck_at) =
+        rolling::run(&ctx.client, &ctx.bindings, &target, &bindings, now).await?;
     if let Some(at) = recheck_at {
         ctx.deadlines.schedule(at, ObjectRef::from_obj(&*crp));
     }
@@ -258,19 +269,23 @@ async fn delete(
     ctx: &Context,
 ) -> Result<Action, ControllerError> {
     let name = crp.name_any();
-    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &name).await?;
+    let Some(bindings) = ctx.bindings.of(&name) else {
+        return Ok(Action::requeue(CACHE_BEHIND_RETRY));
+    };
     if bindings.is_empty() {
         tracing::info!(placement = %name, "placement deleted; its members are clean");
         finalizer::remove(api, crp, PLACEMENT_FINALIZER).await?;
+        ctx.bindings.forget(&name);
         return Ok(Action::await_change());
     }
     let binding_api: Api<ClusterResourceBinding> = Api::all(ctx.client.clone());
-    for binding in bindings
+    let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = bindings
         .iter()
         .filter(|b| b.metadata.deletion_timestamp.is_none())
-    {
-        writes::delete(&binding_api, &binding.name_any()).await?;
-    }
+        .map(|b| writes::delete(&binding_api, b.meta().name.as_deref().unwrap_or_default()).boxed())
+        .collect();
+    let written = writes::all(pending).await;
+    ctx.bindings.wrote(&name, written?);
     Ok(Action::await_change())
 }
 

@@ -94,7 +94,9 @@ pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<()
         return Ok(());
     }
     let api: Api<ClusterResourcePlacement> = Api::all(client.clone());
-    writes::status(&api, crp, serde_json::to_value(&status).unwrap_or_default()).await
+    writes::status(&api, crp, serde_json::to_value(&status).unwrap_or_default())
+        .await
+        .map(drop)
 }
 
 /// Whether the selectors selected something, and if not, why.

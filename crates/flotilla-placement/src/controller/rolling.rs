@@ -11,6 +11,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
+use super::binding_cache::BindingCache;
+use super::writes::Written;
 use super::{ControllerError, writes};
 use crate::overrides::ClusterOverrides;
 use crate::rollout::{Action, RolloutBinding, RolloutInput, rollout, unavailable_period};
@@ -48,10 +50,11 @@ impl Target<'_> {
     }
 }
 
-/// Runs a round and writes it; returns whether any binding's spec changed and when to look
-/// again.
+/// Runs a round and writes it (recording the binding writes in `cache`); returns whether any
+/// binding's spec changed and when to look again.
 pub(crate) async fn run(
     client: &Client,
+    cache: &BindingCache,
     target: &Target<'_>,
     bindings: &[ClusterResourceBinding],
     now: Timestamp,
@@ -86,12 +89,13 @@ pub(crate) async fn run(
             Some(Action::Bind | Action::Update | Action::Delete)
         )
     });
-    let pending: Vec<BoxFuture<'_, Result<(), kube::Error>>> = bindings
+    let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = bindings
         .iter()
         .filter_map(|b| Some((b, plan.action(&b.name_any())?)))
         .map(|(binding, action)| carry_out(&api, target, binding, action, now).boxed())
         .collect();
-    writes::all(pending).await?;
+    let written = writes::all(pending).await;
+    cache.wrote(&target.crp.name_any(), written?);
     Ok((changed, plan.recheck_at))
 }
 
@@ -101,9 +105,9 @@ async fn carry_out(
     binding: &ClusterResourceBinding,
     action: &Action,
     now: Timestamp,
-) -> Result<(), kube::Error> {
+) -> Result<Written, kube::Error> {
     let name = binding.name_any();
-    let generation = match action {
+    let updated = match action {
         Action::Delete => return writes::delete(api, &name).await,
         Action::Bind | Action::Update => {
             let overrides = (target.overrides)(&binding.spec.target_cluster);
@@ -114,17 +118,23 @@ async fn carry_out(
                 "resourceOverrideSnapshots": overrides.resource_overrides,
                 "applyStrategy": target.apply_strategy(),
             }});
-            let updated = api
-                .patch(&name, &Default::default(), &kube::api::Patch::Merge(patch))
-                .await?;
-            updated.metadata.generation.unwrap_or_default()
+            Some(
+                api.patch(&name, &Default::default(), &kube::api::Patch::Merge(patch))
+                    .await?,
+            )
         }
-        _ => binding.metadata.generation.unwrap_or_default(),
+        _ => None,
     };
+    let patched = updated.as_ref().map(writes::revision);
+    // The condition is written over the spec patch just made, not the binding as read.
+    let current = updated.as_ref().unwrap_or(binding);
+    let generation = current.metadata.generation.unwrap_or_default();
     let Some(condition) = action.rollout_started(generation) else {
-        return Ok(());
+        return Ok(patched);
     };
-    write_condition(api, binding, condition, now).await
+    Ok(write_condition(api, current, condition, now)
+        .await?
+        .or(patched))
 }
 
 /// Sets one condition on the binding's status, if it changes anything.
@@ -133,14 +143,14 @@ async fn write_condition(
     binding: &ClusterResourceBinding,
     condition: NewCondition<'_>,
     now: Timestamp,
-) -> Result<(), kube::Error> {
+) -> Result<Written, kube::Error> {
     let mut conditions = binding
         .status
         .as_ref()
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
     if !set_condition(&mut conditions, condition, now) {
-        return Ok(());
+        return Ok(None);
     }
     writes::status(api, binding, json!({"conditions": conditions})).await
 }

@@ -20,7 +20,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client};
 use serde_json::json;
 
-use super::naming::{PARENT_PLACEMENT_LABEL, binding_name};
+use super::binding_cache::BindingCache;
+use super::naming::{BINDING_FINALIZER, PARENT_PLACEMENT_LABEL, binding_name};
+use super::writes::Written;
 use super::{ControllerError, writes};
 use crate::scheduler::{BindingChange, BindingView, Decision, SchedulingInput, schedule};
 use crate::snapshot::policy::effective_policy;
@@ -41,9 +43,11 @@ pub(crate) struct Cycle<'a> {
     pub windows: EligibilityWindows,
 }
 
-/// Schedules and writes the decision; returns it and whether any binding changed.
+/// Schedules and writes the decision (recording the binding writes in `cache`); returns it
+/// and whether any binding changed.
 pub(crate) async fn run(
     client: &Client,
+    cache: &BindingCache,
     clusters: &[MemberCluster],
     cycle: Cycle<'_>,
 ) -> Result<(Decision, bool), ControllerError> {
@@ -60,12 +64,14 @@ pub(crate) async fn run(
     });
     let api: Api<ClusterResourceBinding> = Api::all(client.clone());
     let changed = !decision.changes.is_empty();
-    let pending: Vec<BoxFuture<'_, Result<(), kube::Error>>> = decision
+    let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = decision
         .changes
         .iter()
         .map(|change| carry_out(&api, &cycle, &snapshot_name, change).boxed())
         .collect();
-    writes::all(pending).await?;
+    let written = writes::all(pending).await;
+    let placement = cycle.crp.metadata.name.as_deref().unwrap_or_default();
+    cache.wrote(placement, written?);
     if !decision.requeue {
         write_snapshot_status(client, &cycle, &decision).await?;
     }
@@ -77,7 +83,7 @@ async fn carry_out(
     cycle: &Cycle<'_>,
     snapshot: &str,
     change: &BindingChange,
-) -> Result<(), kube::Error> {
+) -> Result<Written, kube::Error> {
     match change {
         BindingChange::Create { decision } => {
             writes::create(api, &new_binding(cycle, snapshot, decision)).await
@@ -129,6 +135,8 @@ fn new_binding(
                 placement,
             )])),
             owner_references: Some(vec![cycle.owner.clone()]),
+            // The work generator's finalizer, set at birth to spare it a write per binding.
+            finalizers: Some(vec![BINDING_FINALIZER.to_string()]),
             ..ObjectMeta::default()
         },
         spec: ResourceBindingSpec {
@@ -173,4 +181,5 @@ async fn write_snapshot_status(
         serde_json::to_value(&status).unwrap_or_default(),
     )
     .await
+    .map(drop)
 }

@@ -12,11 +12,10 @@ use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
-use flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL;
 use flotilla_api::placement::strategy::ApplyStrategyType;
 use flotilla_api::placement::work::{WorkSpec, WorkloadTemplate};
 use flotilla_api::placement::{
-    BindingState, ClusterResourceBinding, ClusterResourceOverrideSnapshot, ClusterResourceSnapshot,
+    BindingState, ClusterResourceBinding, ClusterResourceOverrideSnapshot,
     ResourceOverrideSnapshot, Work,
 };
 use flotilla_apiserver::clock::Clock;
@@ -33,12 +32,13 @@ use serde_json::Value;
 use super::naming::{BINDING_FINALIZER, PARENT_BINDING_LABEL, PARENT_PLACEMENT_LABEL, work_name};
 use super::{ControllerError, snapshots, writes};
 use crate::overrides::{ApplicableOverrides, ClusterView, Rendered, render};
+use crate::snapshot::resource::index_of;
 use crate::status::{BindingWorks, OverrideOutcome, WorkSync, WorkView, binding_status};
 
 /// Label on a Work with the resource snapshot index it carries.
 pub const RESOURCE_INDEX_OF_WORK_LABEL: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
 
-/// Manifests of resource snapshots by placement and index.
+/// Manifests of resource snapshots by placement uid and index.
 type ManifestCache = HashMap<(String, u64), Arc<Vec<Value>>>;
 
 struct Context {
@@ -146,13 +146,13 @@ async fn reconcile(
             // The Work's update comes back through the watch, with the status to roll up.
             return writes::merge(&works_api, &work.name_any(), patch)
                 .await
-                .map(|()| Action::await_change())
+                .map(|_| Action::await_change())
                 .map_err(Into::into);
         }
         None => {
             return writes::create(&works_api, &desired)
                 .await
-                .map(|()| Action::await_change())
+                .map(|_| Action::await_change())
                 .map_err(Into::into);
         }
     }
@@ -208,21 +208,16 @@ async fn desired_work(
         .get(PARENT_PLACEMENT_LABEL)
         .cloned()
         .unwrap_or_default();
-    let snapshots: Api<ClusterResourceSnapshot> = Api::all(ctx.client.clone());
-    let Some(first) = snapshots
-        .get_opt(&binding.spec.resource_snapshot_name)
-        .await?
-    else {
+    // The placement's uid tells a recreated placement's snapshots from its predecessor's.
+    let placement_uid = binding
+        .owner_references()
+        .first()
+        .map(|o| o.uid.clone())
+        .unwrap_or_default();
+    let Some(index) = index_of(&placement, &binding.spec.resource_snapshot_name) else {
         return Ok(Desired::Incomplete);
     };
-    let Some(index) = first
-        .labels()
-        .get(RESOURCE_INDEX_LABEL)
-        .and_then(|i| i.parse::<u64>().ok())
-    else {
-        return Ok(Desired::Incomplete);
-    };
-    let Some(manifests) = manifests(ctx, &placement, index).await? else {
+    let Some(manifests) = manifests(ctx, &placement_uid, &placement, index).await? else {
         return Ok(Desired::Incomplete);
     };
     let overridden = !binding.spec.cluster_resource_override_snapshots.is_empty()
@@ -326,13 +321,15 @@ async fn overridden_manifests(
     Ok(Ok(out))
 }
 
-/// The manifests of resource snapshot `index` of `placement`, from the cache or the hub.
+/// The manifests of resource snapshot `index` of `placement` (whose uid is `placement_uid`),
+/// from the cache or the hub.
 async fn manifests(
     ctx: &Context,
+    placement_uid: &str,
     placement: &str,
     index: u64,
 ) -> Result<Option<Arc<Vec<Value>>>, kube::Error> {
-    let key = (placement.to_string(), index);
+    let key = (placement_uid.to_string(), index);
     if let Some(found) = ctx.manifests.lock().expect("cache lock").get(&key) {
         return Ok(Some(found.clone()));
     }

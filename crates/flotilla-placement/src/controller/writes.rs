@@ -17,20 +17,23 @@ use super::MANAGER;
 /// How many writes of one reconcile run at once.
 const PARALLEL_WRITES: usize = 32;
 
+/// What a write returns: the resourceVersion of the object as written, as a revision number
+/// (`None` when the write found the object already there, or already gone).
+pub(crate) type Written = Option<u64>;
+
 /// Runs `writes` with at most [`PARALLEL_WRITES`] in flight; fails with the first error.
-pub(crate) async fn all(
-    writes: Vec<BoxFuture<'_, Result<(), kube::Error>>>,
-) -> Result<(), kube::Error> {
+pub(crate) async fn all<T>(
+    writes: Vec<BoxFuture<'_, Result<T, kube::Error>>>,
+) -> Result<Vec<T>, kube::Error> {
     futures::stream::iter(writes)
         .buffer_unordered(PARALLEL_WRITES)
-        .try_collect::<Vec<()>>()
+        .try_collect()
         .await
-        .map(drop)
 }
 
 /// Creates `object`; an object of that name already existing is not an error (a previous
 /// reconcile made it and the cache has not caught up).
-pub(crate) async fn create<K>(api: &Api<K>, object: &K) -> Result<(), kube::Error>
+pub(crate) async fn create<K>(api: &Api<K>, object: &K) -> Result<Written, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
@@ -39,26 +42,31 @@ where
         ..PostParams::default()
     };
     match api.create(&params, object).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Ok(created) => Ok(Some(revision(&created))),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
         Err(e) => Err(e),
     }
 }
 
 /// Merge-patches `name` with `patch`.
-pub(crate) async fn merge<K>(api: &Api<K>, name: &str, patch: Value) -> Result<(), kube::Error>
+pub(crate) async fn merge<K>(api: &Api<K>, name: &str, patch: Value) -> Result<Written, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .map(drop)
+    let patched = api
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await?;
+    Ok(Some(revision(&patched)))
 }
 
 /// Merge-patches the status of `object` with `status`, only if the object is still at the
 /// version read (another controller writing the same status makes this a conflict, retried
 /// from a fresh read, rather than a lost update).
-pub(crate) async fn status<K>(api: &Api<K>, object: &K, status: Value) -> Result<(), kube::Error>
+pub(crate) async fn status<K>(
+    api: &Api<K>,
+    object: &K,
+    status: Value,
+) -> Result<Written, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -66,23 +74,24 @@ where
         "metadata": {"resourceVersion": object.resource_version()},
         "status": status,
     });
-    api.patch_status(
-        &object.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(patch),
-    )
-    .await
-    .map(drop)
+    let patched = api
+        .patch_status(
+            &object.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await?;
+    Ok(Some(revision(&patched)))
 }
 
 /// Deletes `name`; already gone is not an error.
-pub(crate) async fn delete<K>(api: &Api<K>, name: &str) -> Result<(), kube::Error>
+pub(crate) async fn delete<K>(api: &Api<K>, name: &str) -> Result<Written, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     match api.delete(name, &DeleteParams::background()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Ok(deleted) => Ok(deleted.left().map(|object| revision(&object))),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -93,9 +102,17 @@ pub(crate) async fn label<K>(
     name: &str,
     key: &str,
     value: &str,
-) -> Result<(), kube::Error>
+) -> Result<Written, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     merge(api, name, json!({"metadata": {"labels": {key: value}}})).await
+}
+
+/// An object's resourceVersion as a revision number (0 when absent or not a number).
+pub(crate) fn revision(object: &impl kube::Resource) -> u64 {
+    object
+        .resource_version()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_default()
 }
