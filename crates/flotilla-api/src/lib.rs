@@ -11,7 +11,10 @@
 //! - Int-or-string fields carry `x-kubernetes-int-or-string: true` without a `type`; their
 //!   `pattern` constrains the string form only, and [`validate`] checks the integer form.
 //! - [`validate`] runs after schema validation and defaulting and adds the rules of
-//!   KubeFleet's CEL expressions and webhooks, and of apiextensions for user CRDs.
+//!   KubeFleet's CEL expressions and webhooks, and of apiextensions for user CRDs; the few rules
+//!   that depend on other kinds ask a [`ServedKinds`].
+//! - The namespaced placement kinds (`ResourcePlacement` and its snapshots and bindings) are
+//!   twins of the cluster-scoped ones over the same spec and status types (`crd::twin`).
 
 mod builtin;
 pub mod cluster;
@@ -21,12 +24,13 @@ pub mod placement;
 mod validation;
 
 pub use builtin::core_crds;
-pub use validation::validate;
+pub use validation::{ServedKinds, validate};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 /// Flotilla's own kinds (KubeFleet's `cluster.kubernetes-fleet.io` and
-/// `placement.kubernetes-fleet.io`) as CRDs, each served at v1 and v1beta1 with v1beta1 stored.
+/// `placement.kubernetes-fleet.io`) as CRDs, stored at v1beta1 and, except the namespaced
+/// snapshots and bindings KubeFleet's v1 lacks, served at v1 too.
 pub fn fleet_crds() -> Vec<CustomResourceDefinition> {
     let mut crds = cluster::crds();
     crds.extend(placement::crds());

@@ -164,15 +164,27 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
     schema::apply_defaults(&info.schema, obj);
 }
 
-/// Full validation: metadata, schema, and the kind's own rules. 422 naming every bad field.
-pub fn validate(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
+/// Full validation: metadata, schema, and the kind's own rules, which may ask what `served`
+/// (the registry the write goes through) serves. 422 naming every bad field.
+pub fn validate(
+    info: &ResourceInfo,
+    obj: &Value,
+    old: Option<&Value>,
+    served: &dyn flotilla_api::ServedKinds,
+) -> ApiResult<()> {
     let mut errs = object::validate_metadata(info, obj);
     errs.extend(
         schema::validate(&info.schema, obj)
             .into_iter()
             .filter(|e| !e.field.starts_with("metadata")),
     );
-    errs.extend(flotilla_api::validate(&info.group, &info.kind, obj, old));
+    errs.extend(flotilla_api::validate(
+        &info.group,
+        &info.kind,
+        obj,
+        old,
+        served,
+    ));
     if let Some(old) = old {
         errs.extend(immutable_metadata(old, obj));
     }

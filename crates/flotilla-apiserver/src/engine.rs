@@ -434,7 +434,7 @@ impl Engine {
         }
         admission::default_object(info, &mut obj);
         hooks::prepare_write(self, info, None, &mut obj)?;
-        admission::validate(info, &obj, None)?;
+        admission::validate(info, &obj, None, &*self.registry.snapshot())?;
         admission::record_manager(info, None, &mut obj, &opts.field_manager, None, &now);
         if opts.dry_run {
             return Ok(Written {
@@ -589,7 +589,7 @@ impl Engine {
             }
         }
         hooks::prepare_write(self, info, Some(&old), &mut obj)?;
-        admission::validate(info, &obj, Some(&old))?;
+        admission::validate(info, &obj, Some(&old), &*self.registry.snapshot())?;
         let now = self.now();
         admission::record_manager(
             info,

@@ -172,6 +172,17 @@ impl Snapshot {
     }
 }
 
+/// Rules that depend on other kinds (a `ResourcePlacement` selects only namespaced ones) ask
+/// the snapshot the write is served from, so user CRDs count as much as built-in kinds.
+impl flotilla_api::ServedKinds for Snapshot {
+    fn namespaced(&self, group: &str, kind: &str) -> Option<bool> {
+        self.by_gvr
+            .values()
+            .find(|r| r.group == group && r.kind == kind)
+            .map(|r| r.namespaced)
+    }
+}
+
 /// The live registry: built-in definitions plus user CRDs, swapped as CRDs change.
 #[derive(Debug)]
 pub struct Registry {

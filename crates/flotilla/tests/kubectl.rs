@@ -45,6 +45,26 @@ fn api_resources_lists_fleet_kinds_with_short_names() {
         crp.split_whitespace().any(|w| w == "crp"),
         "crp short name missing: {crp}"
     );
+    // The namespaced placement kinds, with KubeFleet's short names; kubectl reaches each by
+    // its short name (nothing exists yet, so each lists nothing).
+    for (kind, short) in [
+        ("ResourcePlacement", "rp"),
+        ("ResourceBinding", "rb"),
+        ("ResourceSnapshot", "rs"),
+        ("SchedulingPolicySnapshot", "sps"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().last() == Some(kind))
+            .unwrap_or_else(|| panic!("{kind} missing from api-resources:\n{out}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert!(
+            words.contains(&short) && words.contains(&"true"),
+            "{kind}: want short name {short}, namespaced: {line}"
+        );
+        let listed = hub.kubectl(&["get", short, "-A"]);
+        assert!(listed.status.success(), "kubectl get {short}: {listed:?}");
+    }
     let out = hub.kubectl_ok(&["api-resources", "--api-group=cluster.kubernetes-fleet.io"]);
     assert!(out.contains("MemberCluster"), "{out}");
     let metrics = hub.kubectl_ok(&["get", "--raw", "/metrics"]);
@@ -138,6 +158,29 @@ fn seed_examples_apply_unchanged_and_reapply_is_a_no_op() {
         !narrow.lines().next().unwrap_or_default().contains("TYPE"),
         "priority column shown without -o wide: {narrow}"
     );
+    // A ResourcePlacement shows CRP's columns (from its `ResourcePlacement…` conditions).
+    let rp = examples_dir().join("rp-app.yaml");
+    hub.kubectl_ok(&["apply", "-n", "test-namespace", "-f", &rp.to_string_lossy()]);
+    let out = hub.kubectl_ok(&["get", "rp", "-n", "test-namespace"]);
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "GEN",
+            "SCHEDULED",
+            "SCHEDULED-GEN",
+            "AVAILABLE",
+            "AVAILABLE-GEN",
+            "AGE"
+        ]
+    );
+    assert!(out.contains("web"), "{out}");
 }
 
 #[test]
@@ -507,6 +550,34 @@ spec:
     );
     // Nothing was stored.
     assert!(hub.kubectl_err(&["get", "crp", "bad"]).contains("NotFound"));
+
+    // A ResourcePlacement selects namespaced resources of its own namespace only.
+    let namespace_in_rp = r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ResourcePlacement
+metadata:
+  name: bad
+  namespace: default
+spec:
+  resourceSelectors:
+    - group: apps
+      kind: Deployment
+      version: v1
+      name: web
+      selectionScope: NamespaceOnly
+    - group: rbac.authorization.k8s.io
+      kind: ClusterRole
+      version: v1
+"#;
+    let out = hub.kubectl_stdin(&["apply", "-f", "-"], namespace_in_rp);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("spec.resourceSelectors[0].selectionScope")
+            && err.contains("spec.resourceSelectors[1].kind"),
+        "{err}"
+    );
+    assert!(hub.kubectl_err(&["get", "rp", "bad"]).contains("NotFound"));
 }
 
 #[test]

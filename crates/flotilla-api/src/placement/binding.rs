@@ -1,6 +1,9 @@
 //! `ClusterResourceBinding` (`crb`): the scheduler's decision to place a placement's resources on
 //! one member cluster, which the rollout moves from `Scheduled` to `Bound` (and, when the cluster
 //! is no longer picked, to `Unscheduled` until its resources are removed).
+//!
+//! A `ResourcePlacement`'s bindings are the namespaced twin [`ResourceBinding`] (`rb`), in its
+//! namespace, with the same spec and status (v1beta1 only, as in KubeFleet).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
@@ -12,6 +15,7 @@ use super::status::{
     DiffedResourcePlacement, DriftedResourcePlacement, FailedResourcePlacement, NamespacedName,
 };
 use super::strategy::{ApplyStrategy, DeleteStrategy};
+use crate::crd::twin::namespaced_twin;
 
 /// Annotation on an `Unscheduled` binding with the state it had before (KubeFleet's
 /// `PreviousBindingStateAnnotation`), so a cluster picked again gets its binding back as it
@@ -82,6 +86,19 @@ pub struct ResourceBindingSpec {
     /// Whether placed resources are deleted or left when the placement goes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_strategy: Option<DeleteStrategy>,
+}
+
+namespaced_twin! {
+    /// What a `ResourcePlacement`'s binding places where, in the placement's namespace.
+    pub struct ResourceBinding: twin of ClusterResourceBinding {
+        spec: ResourceBindingSpec,
+        status: ResourceBindingStatus,
+        plural: "resourcebindings",
+        singular: "resourcebinding",
+        short_name: "rb",
+        description: "ResourceBinding binds a ResourcePlacement's resources to one member cluster.",
+        derive: [],
+    }
 }
 
 /// The lifecycle state of a binding.

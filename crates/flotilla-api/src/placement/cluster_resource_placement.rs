@@ -10,8 +10,8 @@ use super::selector::ResourceSelectorTerm;
 use super::status::PlacementStatus;
 use super::strategy::{RolloutStrategy, RolloutStrategyType};
 
-/// Desired state of a placement (shared by `ClusterResourcePlacement` and, later,
-/// the namespaced `ResourcePlacement`).
+/// Desired state of a placement, shared by `ClusterResourcePlacement` and the namespaced
+/// `ResourcePlacement`.
 // Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
 #[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -87,7 +87,8 @@ pub struct PlacementSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 1000), extend("default" = 10))]
     pub revision_history_limit: Option<i32>,
-    /// Where placement status is visible; immutable. Default `ClusterScopeOnly`.
+    /// Where placement status is visible; immutable. Default `ClusterScopeOnly`, the only
+    /// value a `ResourcePlacement` (whose status is already in its namespace) accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "ClusterScopeOnly"))]
     pub status_reporting_scope: Option<StatusReportingScope>,

@@ -10,6 +10,7 @@ pub mod eviction;
 pub mod override_snapshots;
 pub mod overrides;
 pub mod policy;
+pub mod resource_placement;
 pub mod selector;
 pub mod snapshots;
 pub mod staged_update_run;
@@ -20,7 +21,7 @@ pub mod work;
 
 pub use applied_work::AppliedWork;
 pub use approval_request::{ApprovalRequestSpec, ApprovalRequestStatus, ClusterApprovalRequest};
-pub use binding::{BindingState, ClusterResourceBinding, ResourceBindingSpec};
+pub use binding::{BindingState, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec};
 pub use cluster_resource_placement::{
     ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
 };
@@ -32,7 +33,11 @@ pub use eviction::{
 };
 pub use override_snapshots::{ClusterResourceOverrideSnapshot, ResourceOverrideSnapshot};
 pub use overrides::{ClusterResourceOverride, ResourceOverride};
-pub use snapshots::{ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot};
+pub use resource_placement::ResourcePlacement;
+pub use snapshots::{
+    ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ResourceSnapshot,
+    SchedulingPolicySnapshot,
+};
 pub use staged_update_run::{
     ClusterStagedUpdateRun, UpdateRunSpec, UpdateRunState, UpdateRunStatus,
 };
@@ -43,20 +48,25 @@ pub use work::Work;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::crd::served_versions;
+use crate::crd::{finished, served_versions};
 
 /// The placement kinds a member cluster serves (the agent's record of applied Work).
 pub fn member_crds() -> Vec<CustomResourceDefinition> {
     vec![served_versions(AppliedWork::crd())]
 }
 
-/// The group's kinds as CRDs: v1beta1 (storage) and v1 served with one schema.
+/// The group's kinds as CRDs: v1beta1 (storage) and v1 served with one schema, except the
+/// namespaced snapshots and bindings, which KubeFleet serves at v1beta1 only.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
         served_versions(ClusterResourcePlacement::crd()),
+        served_versions(ResourcePlacement::crd()),
         served_versions(ClusterSchedulingPolicySnapshot::crd()),
+        finished(SchedulingPolicySnapshot::crd()),
         served_versions(ClusterResourceSnapshot::crd()),
+        finished(ResourceSnapshot::crd()),
         served_versions(ClusterResourceBinding::crd()),
+        finished(ResourceBinding::crd()),
         served_versions(Work::crd()),
         served_versions(ClusterResourceOverride::crd()),
         served_versions(ResourceOverride::crd()),

@@ -6,6 +6,11 @@
 //!   not, with its score and the reason.
 //! - `ClusterResourceSnapshot` (`crs`), `<placement>-<resourceIndex>-snapshot` (and
 //!   `<placement>-<resourceIndex>-<subindex>` for further chunks): the selected resources.
+//!
+//! A `ResourcePlacement`'s are their namespaced twins in its namespace, named and labelled the
+//! same way (the label keys keep KubeFleet's `parent-CRP` spelling for both scopes):
+//! [`SchedulingPolicySnapshot`] (`sps`) and [`ResourceSnapshot`] (`rs`), served at v1beta1 only
+//! as in KubeFleet.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
@@ -14,8 +19,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::policy::PlacementPolicy;
+use crate::crd::twin::namespaced_twin;
 
-/// Label naming the placement a snapshot or binding belongs to.
+/// Label naming the placement a snapshot or binding belongs to (a `ClusterResourcePlacement`,
+/// or a `ResourcePlacement` of the same namespace).
 pub const PARENT_PLACEMENT_LABEL: &str = "kubernetes-fleet.io/parent-CRP";
 /// Label with a policy snapshot's index.
 pub const POLICY_INDEX_LABEL: &str = "kubernetes-fleet.io/policy-index";
@@ -63,6 +70,19 @@ pub struct SchedulingPolicySnapshotSpec {
     pub policy: Option<PlacementPolicy>,
     /// SHA-256 of the policy without numberOfClusters (base64 in JSON, as `[]byte`).
     pub policy_hash: String,
+}
+
+namespaced_twin! {
+    /// A `ResourcePlacement`'s scheduling policy at one index, in its namespace; immutable.
+    pub struct SchedulingPolicySnapshot: twin of ClusterSchedulingPolicySnapshot {
+        spec: SchedulingPolicySnapshotSpec,
+        status: SchedulingPolicySnapshotStatus,
+        plural: "schedulingpolicysnapshots",
+        singular: "schedulingpolicysnapshot",
+        short_name: "sps",
+        description: "SchedulingPolicySnapshot records a ResourcePlacement's scheduling policy and every scheduling decision made for it.",
+        derive: [Default],
+    }
 }
 
 /// What the scheduler decided under a policy snapshot.
@@ -136,6 +156,19 @@ pub struct ResourceSnapshotSpec {
     /// The selected objects, as they were on the hub.
     #[schemars(schema_with = "embedded_objects")]
     pub selected_resources: Vec<Value>,
+}
+
+namespaced_twin! {
+    /// The resources a `ResourcePlacement` selected, at one index, in its namespace; immutable.
+    pub struct ResourceSnapshot: twin of ClusterResourceSnapshot {
+        spec: ResourceSnapshotSpec,
+        status: ResourceSnapshotStatus,
+        plural: "resourcesnapshots",
+        singular: "resourcesnapshot",
+        short_name: "rs",
+        description: "ResourceSnapshot records the resources a ResourcePlacement selected, one chunk of one index.",
+        derive: [Default],
+    }
 }
 
 /// Observed state of a resource snapshot.

@@ -1,10 +1,20 @@
 //! The generated definitions: names, versions, subresources, printer columns, and schemas
 //! that are structural, self-contained and identical across served versions.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionVersion as CrdVersion,
+};
+use kube::CustomResourceExt;
+use kube::core::object::{HasSpec, HasStatus};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope, Resource};
 use serde_json::{Value, json};
 
 use super::schema_check::violations;
+use crate::placement::{
+    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
+    ClusterSchedulingPolicySnapshot, ResourceBinding, ResourcePlacement, ResourceSnapshot,
+    SchedulingPolicySnapshot,
+};
 use crate::validation::structural;
 use crate::{core_crds, fleet_crds, validate};
 
@@ -60,6 +70,13 @@ fn assert_structural(crd: &CustomResourceDefinition) {
     }
 }
 
+/// The kinds KubeFleet serves at v1beta1 only (its v1 lacks them).
+const V1BETA1_ONLY: [&str; 3] = [
+    "SchedulingPolicySnapshot",
+    "ResourceSnapshot",
+    "ResourceBinding",
+];
+
 #[test]
 fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
     let crds = fleet_crds();
@@ -70,9 +87,13 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "MemberCluster",
             "InternalMemberCluster",
             "ClusterResourcePlacement",
+            "ResourcePlacement",
             "ClusterSchedulingPolicySnapshot",
+            "SchedulingPolicySnapshot",
             "ClusterResourceSnapshot",
+            "ResourceSnapshot",
             "ClusterResourceBinding",
+            "ResourceBinding",
             "Work",
             "ClusterResourceOverride",
             "ResourceOverride",
@@ -89,6 +110,10 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
         let kind = &crd.spec.names.kind;
         let namespaced = [
             "InternalMemberCluster",
+            "ResourcePlacement",
+            "SchedulingPolicySnapshot",
+            "ResourceSnapshot",
+            "ResourceBinding",
             "Work",
             "ResourceOverride",
             "ResourceOverrideSnapshot",
@@ -109,22 +134,26 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             .iter()
             .map(|v| (v.name.as_str(), v.served, v.storage))
             .collect();
-        assert_eq!(
-            versions,
-            [("v1", true, false), ("v1beta1", true, true)],
-            "{kind}"
-        );
-        let (v1, v1beta1) = (&crd.spec.versions[0], &crd.spec.versions[1]);
-        assert_eq!(
-            schema(crd, 0),
-            schema(crd, 1),
-            "{kind}: schema differs between versions"
-        );
-        assert_eq!(
-            v1.additional_printer_columns, v1beta1.additional_printer_columns,
-            "{kind}"
-        );
-        assert_eq!(v1.selectable_fields, v1beta1.selectable_fields, "{kind}");
+        if V1BETA1_ONLY.contains(&kind.as_str()) {
+            assert_eq!(versions, [("v1beta1", true, true)], "{kind}");
+        } else {
+            assert_eq!(
+                versions,
+                [("v1", true, false), ("v1beta1", true, true)],
+                "{kind}"
+            );
+            let (v1, v1beta1) = (&crd.spec.versions[0], &crd.spec.versions[1]);
+            assert_eq!(
+                schema(crd, 0),
+                schema(crd, 1),
+                "{kind}: schema differs between versions"
+            );
+            assert_eq!(
+                v1.additional_printer_columns, v1beta1.additional_printer_columns,
+                "{kind}"
+            );
+            assert_eq!(v1.selectable_fields, v1beta1.selectable_fields, "{kind}");
+        }
         for version in &crd.spec.versions {
             let status = version
                 .subresources
@@ -153,6 +182,7 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "CustomResourceDefinition",
             &object,
             None,
+            super::served(),
         )
         .iter()
         .map(|e| e.message())
@@ -279,6 +309,172 @@ fn fleet_short_names_and_printer_columns_follow_kubefleet() {
     assert_eq!(
         crp[2].json_path,
         r#".status.conditions[?(@.type=="ClusterResourcePlacementScheduled")].status"#
+    );
+}
+
+/// Checks at compile time that `N` is a twin of `C`: the same spec and status types.
+fn shares_spec_and_status<C, N>()
+where
+    C: HasSpec + HasStatus,
+    N: HasSpec<Spec = C::Spec> + HasStatus<Status = C::Status>,
+{
+}
+
+/// Checks a namespaced twin `N` of `C` (both types and definitions): names, scope, the same
+/// schema (but for the kind's description) and the same columns, its placement-level
+/// conditions read with its own prefix.
+fn check_twin<C, N>(crds: &[CustomResourceDefinition], plural: &str, short: &str)
+where
+    C: Resource<DynamicType = (), Scope = ClusterResourceScope> + CustomResourceExt,
+    N: Resource<DynamicType = (), Scope = NamespaceResourceScope> + CustomResourceExt,
+{
+    let (cluster_kind, kind) = (C::kind(&()), N::kind(&()));
+    let (cluster, twin) = (find(crds, &cluster_kind), find(crds, &kind));
+    assert_eq!(N::api_version(&()), "placement.kubernetes-fleet.io/v1beta1");
+    assert_eq!(N::plural(&()), plural);
+    assert_eq!(N::shortnames(), [short]);
+    assert_eq!(twin.metadata.name.as_deref(), Some(N::crd_name()));
+    assert_eq!(N::api_resource().plural, plural);
+    assert_eq!(twin.spec.scope, "Namespaced");
+    assert_eq!(cluster.spec.scope, "Cluster");
+    assert_eq!(twin.spec.names.plural, plural);
+    assert_eq!(
+        twin.spec.names.singular.as_deref(),
+        Some(kind.to_lowercase().as_str())
+    );
+    assert_eq!(twin.spec.names.short_names, Some(vec![short.to_string()]));
+    assert_eq!(twin.spec.names.categories, cluster.spec.names.categories);
+    fn storage(crd: &CustomResourceDefinition) -> (Value, Value, &CrdVersion) {
+        let index = crd.spec.versions.iter().position(|v| v.storage).unwrap();
+        let mut schema = schema(crd, index);
+        let description = schema["description"].take();
+        (schema, description, &crd.spec.versions[index])
+    }
+    let (cluster_schema, _, cluster_version) = storage(cluster);
+    let (twin_schema, description, twin_version) = storage(twin);
+    assert_eq!(
+        twin_schema, cluster_schema,
+        "{kind}: schema differs from {cluster_kind}'s"
+    );
+    assert!(
+        description
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{kind} ")),
+        "{kind}: {description}"
+    );
+    let columns = |version: &CrdVersion| -> Vec<(String, String, i32)> {
+        version
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| (c.name.clone(), c.json_path.clone(), c.priority.unwrap_or(0)))
+            .collect()
+    };
+    let expected: Vec<_> = columns(cluster_version)
+        .into_iter()
+        .map(|(name, path, priority)| (name, path.replace(&*cluster_kind, &kind), priority))
+        .collect();
+    assert_eq!(columns(twin_version), expected, "{kind}");
+}
+
+#[test]
+fn namespaced_twins_share_spec_status_schema_and_columns() {
+    shares_spec_and_status::<ClusterResourcePlacement, ResourcePlacement>();
+    shares_spec_and_status::<ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot>();
+    shares_spec_and_status::<ClusterResourceSnapshot, ResourceSnapshot>();
+    shares_spec_and_status::<ClusterResourceBinding, ResourceBinding>();
+    let crds = fleet_crds();
+    check_twin::<ClusterResourcePlacement, ResourcePlacement>(&crds, "resourceplacements", "rp");
+    check_twin::<ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot>(
+        &crds,
+        "schedulingpolicysnapshots",
+        "sps",
+    );
+    check_twin::<ClusterResourceSnapshot, ResourceSnapshot>(&crds, "resourcesnapshots", "rs");
+    check_twin::<ClusterResourceBinding, ResourceBinding>(&crds, "resourcebindings", "rb");
+
+    // KubeFleet's ResourcePlacement columns: CRP's, reading `ResourcePlacement…` conditions.
+    let rp = find(&crds, "ResourcePlacement");
+    assert_eq!(rp.spec.versions.len(), 2);
+    let paths: Vec<_> = rp.spec.versions[0]
+        .additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|c| (c.name.as_str(), c.json_path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("Gen", ".metadata.generation"),
+            ("Type", ".spec.policy.placementType"),
+            (
+                "Scheduled",
+                r#".status.conditions[?(@.type=="ResourcePlacementScheduled")].status"#
+            ),
+            (
+                "Scheduled-Gen",
+                r#".status.conditions[?(@.type=="ResourcePlacementScheduled")].observedGeneration"#
+            ),
+            (
+                "Work-Synchronized",
+                r#".status.conditions[?(@.type=="ResourcePlacementWorkSynchronized")].status"#
+            ),
+            (
+                "Work-Synchronized-Gen",
+                r#".status.conditions[?(@.type=="ResourcePlacementWorkSynchronized")].observedGeneration"#
+            ),
+            (
+                "Available",
+                r#".status.conditions[?(@.type=="ResourcePlacementAvailable")].status"#
+            ),
+            (
+                "Available-Gen",
+                r#".status.conditions[?(@.type=="ResourcePlacementAvailable")].observedGeneration"#
+            ),
+            ("Age", ".metadata.creationTimestamp"),
+        ]
+    );
+}
+
+/// The hand-written twin types serialize as `#[derive(CustomResource)]` types do (with
+/// `apiVersion` and `kind`, status only when set) and read back unchanged.
+#[test]
+fn namespaced_twins_round_trip() {
+    let mut rp = ResourcePlacement::new(
+        "web",
+        serde_json::from_value(json!({"resourceSelectors": [
+            {"group": "apps", "version": "v1", "kind": "Deployment", "name": "web"}
+        ]}))
+        .unwrap(),
+    );
+    rp.metadata.namespace = Some("app".into());
+    let value = serde_json::to_value(&rp).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "ResourcePlacement",
+            "metadata": {"name": "web", "namespace": "app"},
+            "spec": {"resourceSelectors": [
+                {"group": "apps", "version": "v1", "kind": "Deployment", "name": "web"}
+            ]}
+        })
+    );
+    assert_eq!(
+        serde_json::from_value::<ResourcePlacement>(value).unwrap(),
+        rp
+    );
+    let snapshot = ResourceSnapshot {
+        status: Some(Default::default()),
+        ..Default::default()
+    };
+    let value = serde_json::to_value(&snapshot).unwrap();
+    assert_eq!(value["kind"], "ResourceSnapshot");
+    assert_eq!(value["status"], json!({}));
+    assert_eq!(
+        serde_json::from_value::<ResourceSnapshot>(value).unwrap(),
+        snapshot
     );
 }
 

@@ -4,12 +4,13 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+use super::served;
 use crate::validate;
 
 const PLACEMENT: &str = "placement.kubernetes-fleet.io";
 
 fn messages(group: &str, kind: &str, new: &Value, old: Option<&Value>) -> Vec<String> {
-    validate(group, kind, new, old)
+    validate(group, kind, new, old, served())
         .iter()
         .map(|e| e.message())
         .collect()
@@ -49,16 +50,45 @@ fn crp(spec: Value) -> Value {
     )
 }
 
-/// Runs `(spec patch, expected messages)` cases against a CRP create.
-fn check_crp_cases(cases: &[(Value, &[&str])]) {
+/// A `ResourcePlacement` in namespace `app` selecting Deployment `web`, with `spec` merged in.
+fn rp(spec: Value) -> Value {
+    merged(
+        &json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "ResourcePlacement",
+            "metadata": {"name": "rp", "namespace": "app"},
+            "spec": {"resourceSelectors": [{"group": "apps", "version": "v1", "kind": "Deployment", "name": "web"}]}
+        }),
+        &json!({"spec": spec}),
+    )
+}
+
+/// Builds a valid placement with a spec patch merged in.
+type Build = fn(Value) -> Value;
+
+/// Both placement kinds, each with the object builder of a valid placement of it: every rule
+/// not about scope holds for both alike.
+const PLACEMENT_KINDS: [(&str, Build); 2] =
+    [("ClusterResourcePlacement", crp), ("ResourcePlacement", rp)];
+
+/// Runs `(spec patch, expected messages)` cases against a create of each placement kind.
+fn check_placement_cases(cases: &[(Value, &[&str])]) {
+    for (kind, build) in PLACEMENT_KINDS {
+        for (spec, expected) in cases {
+            assert_eq!(
+                messages(PLACEMENT, kind, &build(spec.clone()), None),
+                *expected,
+                "{kind}: {spec}"
+            );
+        }
+    }
+}
+
+/// Runs `(spec patch, expected messages)` cases against a `ResourcePlacement` create.
+fn check_rp_cases(cases: &[(Value, &[&str])]) {
     for (spec, expected) in cases {
         assert_eq!(
-            messages(
-                PLACEMENT,
-                "ClusterResourcePlacement",
-                &crp(spec.clone()),
-                None
-            ),
+            messages(PLACEMENT, "ResourcePlacement", &rp(spec.clone()), None),
             *expected,
             "{spec}"
         );
@@ -69,7 +99,7 @@ const AFFINITY: &str = "spec.policy.affinity.clusterAffinity";
 
 #[test]
 fn placement_policy_rules() {
-    check_crp_cases(&[
+    check_placement_cases(&[
         (json!({}), &[]),
         (
             json!({"policy": {"placementType": "PickFixed", "clusterNames": ["a", "b"]}}),
@@ -248,23 +278,20 @@ fn affinity_term_rules() {
             )],
         ),
     ];
-    for (spec, expected) in cases {
-        assert_eq!(
-            messages(
-                PLACEMENT,
-                "ClusterResourcePlacement",
-                &crp(spec.clone()),
-                None
-            ),
-            expected,
-            "{spec}"
-        );
+    for (kind, build) in PLACEMENT_KINDS {
+        for (spec, expected) in &cases {
+            assert_eq!(
+                messages(PLACEMENT, kind, &build(spec.clone()), None),
+                *expected,
+                "{kind}: {spec}"
+            );
+        }
     }
 }
 
 #[test]
 fn toleration_rules() {
-    check_crp_cases(&[
+    check_placement_cases(&[
         (
             json!({"policy": {"tolerations": [{"key": "gpu", "value": "true"}, {"operator": "Exists"}]}}),
             &[],
@@ -292,7 +319,7 @@ fn toleration_rules() {
 #[test]
 fn resource_selector_and_scope_rules() {
     let ns = |name: &str| json!({"group": "", "version": "v1", "kind": "Namespace", "name": name});
-    check_crp_cases(&[
+    let cases: [(Value, &[&str]); 4] = [
         (
             json!({"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app", "labelSelector": {"matchLabels": {"a": "b"}}}]}),
             &[
@@ -310,18 +337,147 @@ fn resource_selector_and_scope_rules() {
                 "spec.statusReportingScope: Invalid value: \"NamespaceAccessible\": requires exactly one resourceSelector of kind Namespace",
             ],
         ),
+    ];
+    for (spec, expected) in cases {
+        assert_eq!(
+            messages(
+                PLACEMENT,
+                "ClusterResourcePlacement",
+                &crp(spec.clone()),
+                None
+            ),
+            expected,
+            "{spec}"
+        );
+    }
+    for (kind, build) in PLACEMENT_KINDS {
+        let long = merged(
+            &build(json!({})),
+            &json!({"metadata": {"name": "x".repeat(64)}}),
+        );
+        assert_eq!(
+            messages(PLACEMENT, kind, &long, None),
+            ["metadata.name: Too long: may not be more than 63 bytes"],
+            "{kind}"
+        );
+    }
+}
+
+/// The error of `statusReportingScope: NamespaceAccessible` in a `ResourcePlacement`.
+const NAMESPACE_ACCESSIBLE_IN_RP: &str = "spec.statusReportingScope: Invalid value: \"NamespaceAccessible\": only valid for a ClusterResourcePlacement: a ResourcePlacement's status is already in its namespace";
+
+/// What a `ResourcePlacement`'s scope implies: it selects namespaced kinds only (any the hub
+/// serves namespaced, its own fleet kinds and user CRDs included; unknown kinds are left to its
+/// status), a selection scope other than the default means nothing and is rejected, and so is
+/// `NamespaceAccessible` status reporting.
+#[test]
+fn resource_placement_scope_rules() {
+    let selector = |group: &str, kind: &str| {
+        json!({"resourceSelectors": [
+            {"group": "apps", "version": "v1", "kind": "Deployment", "name": "web"},
+            {"group": group, "version": "v1", "kind": kind}
+        ]})
+    };
+    let kind_error = |kind: &str| {
+        format!(
+            "spec.resourceSelectors[1].kind: Invalid value: \"{kind}\": must be a namespaced kind: a ResourcePlacement selects resources in its own namespace (place namespaces and other cluster-scoped resources with a ClusterResourcePlacement)"
+        )
+    };
+    let scope_error = |scope: &str| {
+        format!(
+            "spec.resourceSelectors[0].selectionScope: Invalid value: \"{scope}\": only NamespaceWithResources (the default) is valid in a ResourcePlacement: a selection scope applies to namespace selectors, which a ResourcePlacement cannot have"
+        )
+    };
+    let accepted = [
+        selector("", "ConfigMap"),
+        selector("rbac.authorization.k8s.io", "Role"),
+        selector("placement.kubernetes-fleet.io", "ResourceOverride"),
+        selector("example.com", "NotServedYet"),
+        json!({"resourceSelectors": [{"group": "apps", "version": "v1", "kind": "Deployment", "labelSelector": {"matchLabels": {"tier": "web"}}, "selectionScope": "NamespaceWithResources"}]}),
+        json!({"statusReportingScope": "ClusterScopeOnly"}),
+    ];
+    for spec in accepted {
+        assert_eq!(
+            messages(PLACEMENT, "ResourcePlacement", &rp(spec.clone()), None),
+            Vec::<String>::new(),
+            "{spec}"
+        );
+    }
+    for (group, kind) in [
+        ("", "Namespace"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("placement.kubernetes-fleet.io", "ClusterResourcePlacement"),
+        ("cluster.kubernetes-fleet.io", "MemberCluster"),
+    ] {
+        assert_eq!(
+            messages(
+                PLACEMENT,
+                "ResourcePlacement",
+                &rp(selector(group, kind)),
+                None
+            ),
+            [kind_error(kind)],
+            "{group}/{kind}"
+        );
+    }
+    let deployment = |scope: &str| json!({"resourceSelectors": [{"group": "apps", "version": "v1", "kind": "Deployment", "name": "web", "selectionScope": scope}]});
+    let namespace_only = scope_error("NamespaceOnly");
+    let with_selectors = scope_error("NamespaceWithResourceSelectors");
+    let namespace_kind = kind_error("Namespace").replace("[1]", "[0]");
+    check_rp_cases(&[
+        (deployment("NamespaceOnly"), &[&namespace_only]),
+        (
+            deployment("NamespaceWithResourceSelectors"),
+            &[&with_selectors],
+        ),
+        (
+            json!({"statusReportingScope": "NamespaceAccessible"}),
+            &[NAMESPACE_ACCESSIBLE_IN_RP],
+        ),
+        // A namespace selector a CRP accepts is wrong twice over in an RP: kind and scope.
+        (
+            json!({"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app", "selectionScope": "NamespaceOnly"}]}),
+            &[&namespace_kind, &namespace_only],
+        ),
     ]);
-    let long = crp(json!({}));
-    let long = merged(&long, &json!({"metadata": {"name": "x".repeat(64)}}));
+    // A kind the hub serves namespaced through a user CRD is accepted, cluster-scoped rejected.
+    let user = |scope: &str| {
+        let mut crd = <crate::placement::ResourcePlacement as kube::CustomResourceExt>::crd();
+        crd.spec.group = "example.com".into();
+        crd.spec.names.kind = "Widget".into();
+        crd.spec.scope = scope.into();
+        vec![crd]
+    };
+    let widget = rp(selector("example.com", "Widget"));
+    assert!(
+        validate(
+            PLACEMENT,
+            "ResourcePlacement",
+            &widget,
+            None,
+            &user("Namespaced")
+        )
+        .is_empty()
+    );
     assert_eq!(
-        messages(PLACEMENT, "ClusterResourcePlacement", &long, None),
-        ["metadata.name: Too long: may not be more than 63 bytes"]
+        validate(
+            PLACEMENT,
+            "ResourcePlacement",
+            &widget,
+            None,
+            &user("Cluster")
+        )
+        .iter()
+        .map(|e| e.message())
+        .collect::<Vec<_>>(),
+        [kind_error("Widget")]
     );
 }
 
 #[test]
 fn rollout_strategy_rules() {
-    check_crp_cases(&[
+    check_placement_cases(&[
         (json!({"strategy": {"type": "External"}}), &[]),
         (
             json!({"strategy": {"type": "External", "resourceSnapshotIndex": "1", "rollingUpdate": {"maxSurge": 1}}}),
@@ -369,14 +525,13 @@ fn rollout_strategy_rules() {
 
 #[test]
 fn placement_update_rules() {
-    let update = |old: Value, new: Value| {
-        messages(
-            PLACEMENT,
-            "ClusterResourcePlacement",
-            &crp(new),
-            Some(&crp(old)),
-        )
-    };
+    for (kind, build) in PLACEMENT_KINDS {
+        placement_update_rules_of(kind, build);
+    }
+}
+
+fn placement_update_rules_of(kind: &str, build: Build) {
+    let update = |old: Value, new: Value| messages(PLACEMENT, kind, &build(new), Some(&build(old)));
     assert_eq!(
         update(json!({}), json!({"policy": {"placementType": "PickAll"}})),
         Vec::<String>::new()
@@ -408,12 +563,19 @@ fn placement_update_rules() {
         update(json!({}), json!({"strategy": {"type": "External"}})),
         Vec::<String>::new()
     );
+    let immutable =
+        "spec.statusReportingScope: Invalid value: \"NamespaceAccessible\": field is immutable";
+    let expected: &[&str] = if kind == "ResourcePlacement" {
+        &[NAMESPACE_ACCESSIBLE_IN_RP, immutable]
+    } else {
+        &[immutable]
+    };
     assert_eq!(
         update(
             json!({"statusReportingScope": "ClusterScopeOnly"}),
             json!({"statusReportingScope": "NamespaceAccessible"})
         ),
-        ["spec.statusReportingScope: Invalid value: \"NamespaceAccessible\": field is immutable"]
+        expected
     );
     let toleration = json!({"key": "gpu", "value": "true"});
     assert_eq!(
@@ -851,8 +1013,17 @@ fn user_crd_schemas_must_be_structural() {
 
 #[test]
 fn kinds_without_rules_are_accepted() {
-    assert!(validate("", "ConfigMap", &json!({"data": {"a": "b"}}), None).is_empty());
-    assert!(validate("example.com", "Widget", &json!({}), None).is_empty());
+    assert!(
+        validate(
+            "",
+            "ConfigMap",
+            &json!({"data": {"a": "b"}}),
+            None,
+            served()
+        )
+        .is_empty()
+    );
+    assert!(validate("example.com", "Widget", &json!({}), None, served()).is_empty());
 }
 
 fn arbitrary_json() -> impl Strategy<Value = Value> {
@@ -888,14 +1059,15 @@ proptest! {
     fn validation_never_panics(new in arbitrary_json(), old in arbitrary_json()) {
         for (group, kind) in [
             (PLACEMENT, "ClusterResourcePlacement"),
+            (PLACEMENT, "ResourcePlacement"),
             (PLACEMENT, "ClusterStagedUpdateStrategy"),
             (PLACEMENT, "ClusterStagedUpdateRun"),
             (PLACEMENT, "ClusterApprovalRequest"),
             ("cluster.kubernetes-fleet.io", "MemberCluster"),
             ("apiextensions.k8s.io", "CustomResourceDefinition"),
         ] {
-            validate(group, kind, &new, Some(&old));
-            validate(group, kind, &new, None);
+            validate(group, kind, &new, Some(&old), served());
+            validate(group, kind, &new, None, served());
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Every YAML example of the seed documents (001 and 004), kept in `examples/`, and
 //! KubeFleet-style examples of the kinds the seeds do not show (overrides, evictions,
-//! disruption budgets): each must deserialize into the Rust types without losing a field,
+//! disruption budgets, the namespaced ResourcePlacement and an override of one): each must deserialize into the Rust types without losing a field,
 //! satisfy its CRD schema under strict field validation, and pass `validate`.
 
 use serde::Serialize;
@@ -11,7 +11,7 @@ use super::schema_check::violations;
 use crate::placement::{
     ClusterApprovalRequest, ClusterResourceOverride, ClusterResourcePlacement,
     ClusterResourcePlacementDisruptionBudget, ClusterResourcePlacementEviction,
-    ClusterStagedUpdateRun, ClusterStagedUpdateStrategy, ResourceOverride,
+    ClusterStagedUpdateRun, ClusterStagedUpdateStrategy, ResourceOverride, ResourcePlacement,
 };
 use crate::{fleet_crds, validate};
 
@@ -46,10 +46,12 @@ const EXAMPLES: &[(&str, &str)] = &[
     example!("crp-staged-update.yaml"),
     example!("staged-update-strategy.yaml"),
     example!("staged-update-run.yaml"),
+    example!("rp-app.yaml"),
     fixture!("staged-update-run-status.yaml"),
     fixture!("cluster-approval-request.yaml"),
     fixture!("cluster-resource-override.yaml"),
     fixture!("resource-override.yaml"),
+    fixture!("resource-override-of-rp.yaml"),
     fixture!("cluster-resource-placement-eviction.yaml"),
     fixture!("disruption-budget-min-available.yaml"),
     fixture!("disruption-budget-max-unavailable.yaml"),
@@ -86,6 +88,7 @@ fn seed_examples_apply_unchanged() {
 
         match kind {
             "ClusterResourcePlacement" => round_trip::<ClusterResourcePlacement>(file, &object),
+            "ResourcePlacement" => round_trip::<ResourcePlacement>(file, &object),
             "ClusterStagedUpdateStrategy" => {
                 round_trip::<ClusterStagedUpdateStrategy>(file, &object)
             }
@@ -120,13 +123,13 @@ fn seed_examples_apply_unchanged() {
             "{file}: schema violations"
         );
 
-        let errors: Vec<String> = validate(group, kind, &object, None)
+        let errors: Vec<String> = validate(group, kind, &object, None, super::served())
             .iter()
             .map(|e| e.message())
             .collect();
         assert_eq!(errors, Vec::<String>::new(), "{file}: validation errors");
         // Applying the same object again (an update without changes) is valid too.
-        let errors: Vec<String> = validate(group, kind, &object, Some(&object))
+        let errors: Vec<String> = validate(group, kind, &object, Some(&object), super::served())
             .iter()
             .map(|e| e.message())
             .collect();

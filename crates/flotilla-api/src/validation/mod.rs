@@ -14,18 +14,51 @@ mod staged_update;
 pub(crate) mod structural;
 
 use flotilla_apimachinery::FieldError;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
+
+use crate::placement::overrides::PlacementScope;
 
 /// The API group of placements and staged updates.
 const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
 /// The API group of member clusters.
 const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
 
-/// Validates a write of `new` (replacing `old` on update) to a kind of `group`. Returns every
-/// error found, empty when valid or when the kind has no rules beyond its schema.
-pub fn validate(group: &str, kind: &str, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+/// What a rule may need to know about the kinds the hub serves: a `ResourcePlacement` may
+/// select only namespaced kinds. The engine answers from its registry (built-in kinds and user
+/// CRDs alike); a caller with no hub can answer from the definitions it has.
+pub trait ServedKinds {
+    /// Whether the kind `kind` of `group` is namespaced: `Some(true)` namespaced,
+    /// `Some(false)` cluster-scoped, `None` when it is not served.
+    fn namespaced(&self, group: &str, kind: &str) -> Option<bool>;
+}
+
+/// The kinds these definitions define.
+impl ServedKinds for Vec<CustomResourceDefinition> {
+    fn namespaced(&self, group: &str, kind: &str) -> Option<bool> {
+        self.iter()
+            .find(|crd| crd.spec.group == group && crd.spec.names.kind == kind)
+            .map(|crd| crd.spec.scope == "Namespaced")
+    }
+}
+
+/// Validates a write of `new` (replacing `old` on update) to a kind of `group`, on a hub
+/// serving `served`. Returns every error found, empty when valid or when the kind has no rules
+/// beyond its schema.
+pub fn validate(
+    group: &str,
+    kind: &str,
+    new: &Value,
+    old: Option<&Value>,
+    served: &dyn ServedKinds,
+) -> Vec<FieldError> {
     match (group, kind) {
-        (PLACEMENT_GROUP, "ClusterResourcePlacement") => placement::validate(new, old),
+        (PLACEMENT_GROUP, "ClusterResourcePlacement") => {
+            placement::validate(PlacementScope::Cluster, new, old, served)
+        }
+        (PLACEMENT_GROUP, "ResourcePlacement") => {
+            placement::validate(PlacementScope::Namespaced, new, old, served)
+        }
         (PLACEMENT_GROUP, "ClusterStagedUpdateStrategy") => staged_update::validate_strategy(new),
         (PLACEMENT_GROUP, "ClusterStagedUpdateRun") => staged_update::validate_run(new, old),
         (PLACEMENT_GROUP, "ClusterApprovalRequest") => {

@@ -258,4 +258,22 @@ mod tests {
             ["spec.placement: Invalid value: {\"name\":\"other\"}: field is immutable"]
         );
     }
+
+    /// A ResourceOverride may belong to a ResourcePlacement of its namespace (scope
+    /// `Namespaced`) as well as to a ClusterResourcePlacement.
+    #[test]
+    fn resource_override_references_either_scope() {
+        for scope in ["Cluster", "Namespaced"] {
+            let ro = json!({"spec": {
+                "placement": {"name": "web", "scope": scope},
+                "resourceSelectors": [{"group": "apps", "version": "v1", "kind": "Deployment", "name": "web"}],
+                "policy": {"overrideRules": [{"overrideType": "Delete"}]}
+            }});
+            assert_eq!(
+                messages(validate_namespaced(&ro, None)),
+                Vec::<String>::new(),
+                "{scope}"
+            );
+        }
+    }
 }

@@ -1,26 +1,36 @@
-//! Rules of `ClusterResourcePlacement` that its schema cannot express: KubeFleet's CEL rules
-//! and its validating webhook.
+//! Rules of `ClusterResourcePlacement` and `ResourcePlacement` that their schema cannot
+//! express: KubeFleet's CEL rules and its validating webhook. The two kinds share their spec
+//! and every rule; the namespaced one adds what its scope implies (see
+//! [`namespaced_selector`] and [`status_reporting_scope`]).
 
 use flotilla_apimachinery::{FieldError, FieldErrorType};
 use serde_json::{Value, json};
 
+use super::ServedKinds;
 use super::common::{field, immutable, is_set, label_selector, list, name_at_most_63, string};
 use super::format::{is_dns1123_subdomain, is_label_value, is_qualified_name, is_quantity};
 use super::path::Path;
+use crate::placement::overrides::PlacementScope;
 
 const PICK_ALL: &str = "PickAll";
 const PICK_N: &str = "PickN";
 const PICK_FIXED: &str = "PickFixed";
 const EXTERNAL: &str = "External";
 
-/// Validates a placement on create (`old` is `None`) or update.
-pub(crate) fn validate(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+/// Validates a placement of `scope` (`Cluster`: a ClusterResourcePlacement, `Namespaced`: a
+/// ResourcePlacement) on create (`old` is `None`) or update, on a hub serving `served`.
+pub(crate) fn validate(
+    scope: PlacementScope,
+    new: &Value,
+    old: Option<&Value>,
+    served: &dyn ServedKinds,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     name_at_most_63(new, &mut errors);
     let spec = new.get("spec");
     let path = Path::new("spec");
-    resource_selectors(spec, &path, &mut errors);
-    status_reporting_scope(spec, &path, &mut errors);
+    resource_selectors(scope, spec, &path, served, &mut errors);
+    status_reporting_scope(scope, spec, &path, &mut errors);
     if let Some(policy) = field(spec, "policy") {
         placement_policy(policy, &path.child("policy"), &mut errors);
     }
@@ -35,7 +45,13 @@ pub(crate) fn validate(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     errors
 }
 
-fn resource_selectors(spec: Option<&Value>, path: &Path, errors: &mut Vec<FieldError>) {
+fn resource_selectors(
+    scope: PlacementScope,
+    spec: Option<&Value>,
+    path: &Path,
+    served: &dyn ServedKinds,
+    errors: &mut Vec<FieldError>,
+) {
     let path = path.child("resourceSelectors");
     for (i, selector) in list(spec, "resourceSelectors").iter().enumerate() {
         let path = path.index(i);
@@ -49,11 +65,66 @@ fn resource_selectors(spec: Option<&Value>, path: &Path, errors: &mut Vec<FieldE
             }
             label_selector(Some(labels), &path.child("labelSelector"), errors);
         }
+        if scope == PlacementScope::Namespaced {
+            namespaced_selector(selector, &path, served, errors);
+        }
     }
 }
 
-fn status_reporting_scope(spec: Option<&Value>, path: &Path, errors: &mut Vec<FieldError>) {
+/// A ResourcePlacement selects resources of its own namespace, so a selector may name neither
+/// a namespace nor another cluster-scoped kind. KubeFleet's webhook asks its REST mapper; this
+/// asks `served`, and leaves a kind the hub does not serve to the placement's status, as for a
+/// ClusterResourcePlacement. Selection scopes say what selecting a namespace brings, which a
+/// ResourcePlacement cannot do: only the schema's default is accepted, so a scope that would
+/// silently mean nothing is an error rather than ignored.
+fn namespaced_selector(
+    selector: Option<&Value>,
+    path: &Path,
+    served: &dyn ServedKinds,
+    errors: &mut Vec<FieldError>,
+) {
+    let group = string(selector, "group").unwrap_or_default();
+    if let Some(kind) = string(selector, "kind")
+        && ((group.is_empty() && kind == "Namespace")
+            || served.namespaced(group, kind) == Some(false))
+    {
+        errors.push(FieldError::invalid(
+            path.child("kind"),
+            json!(kind),
+            "must be a namespaced kind: a ResourcePlacement selects resources in its own namespace \
+             (place namespaces and other cluster-scoped resources with a ClusterResourcePlacement)",
+        ));
+    }
+    if let Some(selection_scope) = string(selector, "selectionScope")
+        && selection_scope != "NamespaceWithResources"
+    {
+        errors.push(FieldError::invalid(
+            path.child("selectionScope"),
+            json!(selection_scope),
+            "only NamespaceWithResources (the default) is valid in a ResourcePlacement: a selection \
+             scope applies to namespace selectors, which a ResourcePlacement cannot have",
+        ));
+    }
+}
+
+/// `NamespaceAccessible` copies a ClusterResourcePlacement's status into the one namespace it
+/// selects; a ResourcePlacement's status is already in its namespace, so it accepts only the
+/// default.
+fn status_reporting_scope(
+    scope: PlacementScope,
+    spec: Option<&Value>,
+    path: &Path,
+    errors: &mut Vec<FieldError>,
+) {
     if string(spec, "statusReportingScope") != Some("NamespaceAccessible") {
+        return;
+    }
+    if scope == PlacementScope::Namespaced {
+        errors.push(FieldError::invalid(
+            path.child("statusReportingScope"),
+            json!("NamespaceAccessible"),
+            "only valid for a ClusterResourcePlacement: a ResourcePlacement's status is already in its namespace",
+        ));
         return;
     }
     let namespaces = list(spec, "resourceSelectors")
