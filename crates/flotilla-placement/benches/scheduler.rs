@@ -142,6 +142,7 @@ fn pick_n(c: &mut Criterion) {
         bindings: &[],
         now: NOW.parse().unwrap(),
         eligibility: EligibilityWindows::default(),
+        previous: &[],
     };
     let decision = schedule(&input);
     assert_eq!(decision.selected().count(), 100);

@@ -1,4 +1,4 @@
-//! The example fleet file in the repository (`examples/fleets/fleet.yaml`) is a valid fleet,
+//! The example fleet files in the repository (`examples/fleets/`) are valid fleets,
 //! so the README's `flotilla up --fleet` example works as written.
 
 use std::path::Path;
@@ -54,4 +54,49 @@ fn the_readme_fleet_example_is_valid() {
     let fleet = Fleet::from_yaml(yaml).unwrap_or_else(|e| panic!("README fleet example:\n{e}"));
     assert_eq!(fleet.members.len(), 2);
     assert_eq!(fleet.members[1].maintenance_windows.len(), 2);
+}
+
+/// `examples/fleets/seed-001.yaml` is valid and carries seed 001's values: the node counts and
+/// CPU totals of its table come from the node pools, available CPU and cost per core from
+/// property overrides, and every member has more allocatable CPU than it reports available.
+#[test]
+fn the_seed_001_fleet_file_carries_the_document_values() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fleets/seed-001.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let fleet = Fleet::from_yaml(&text).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
+    // (name, region label, nodes, total vCPU, available CPU, cost per core)
+    let table = [
+        ("bravelion", "east", 10, 160, "100", "1"),
+        ("smartfish", "east", 4, 32, "20", "0.2"),
+        ("jumpingcat", "west", 5, 20, "10", "0.1"),
+    ];
+    assert_eq!(fleet.members.len(), table.len());
+    for (member, (name, region, nodes, vcpu, available, cost)) in fleet.members.iter().zip(table) {
+        assert_eq!(member.name, name);
+        assert_eq!(member.labels["region"], region, "{name}");
+        let types = member.node_pools.iter().map(|p| {
+            let t = flotilla_sim::catalog::instance_type(&p.instance_type).expect("catalog type");
+            (p.count, t)
+        });
+        let (count, total, allocatable_milli) = types.fold((0, 0, 0), |(n, c, a), (count, t)| {
+            (
+                n + count,
+                c + count * t.vcpu,
+                a + u64::from(count) * t.allocatable_millicpu(),
+            )
+        });
+        assert_eq!((count, total), (nodes, vcpu), "{name}");
+        let properties = &member.properties;
+        assert_eq!(
+            properties["resources.kubernetes-fleet.io/available-cpu"], available,
+            "{name}"
+        );
+        assert_eq!(
+            properties["kubernetes.azure.com/per-cpu-core-cost"], cost,
+            "{name}"
+        );
+        let available_milli: u64 = available.parse::<u64>().unwrap() * 1000;
+        assert!(allocatable_milli > available_milli, "{name}");
+    }
 }

@@ -66,10 +66,15 @@ pub async fn run(args: PreviewArgs) -> Result<()> {
     let snapshots: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
     let existing = snapshots.list(&by_parent).await?.items;
     // Bindings made under the current policy keep their clusters; a changed policy starts over.
-    let current = policy::latest(&existing)
-        .filter(|s| s.spec.policy_hash == policy::policy_hash(crp.spec.policy.as_ref()))
+    let latest = policy::latest(&existing)
+        .filter(|s| s.spec.policy_hash == policy::policy_hash(crp.spec.policy.as_ref()));
+    let current = latest
         .and_then(|s| s.metadata.name.clone())
         .unwrap_or_else(|| format!("{name}-preview"));
+    // ...and the verdicts it recorded (a full PickN placement re-evaluates nobody).
+    let previous = latest
+        .and_then(|s| s.status.as_ref())
+        .map_or(&[][..], |s| &s.target_clusters[..]);
     let placement_policy = crp.spec.policy.clone().unwrap_or_default();
     let decision = schedule(&SchedulingInput {
         policy: &placement_policy,
@@ -78,6 +83,7 @@ pub async fn run(args: PreviewArgs) -> Result<()> {
         bindings: &bindings,
         now: jiff::Timestamp::now(),
         eligibility: EligibilityWindows::default(),
+        previous,
     });
     let waves = rollout_waves(&crp, &placement_policy, &decision, &bindings)?;
     print!("{}", render(&crp, clusters.len(), &decision, &waves));

@@ -89,8 +89,9 @@ namespaced_twin! {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchedulingPolicySnapshotStatus {
-    /// Generation of the placement the decisions were made for.
-    #[serde(default)]
+    /// Generation of the placement the decisions were made for (KubeFleet's JSON name,
+    /// `observedCRPGeneration`).
+    #[serde(default, rename = "observedCRPGeneration")]
     pub observed_crp_generation: i64,
     /// `Scheduled` (SchedulingPolicyFulfilled / SchedulingPolicyUnfulfilled).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -841,3 +841,24 @@ fn core_schemas_keep_kubernetes_semantics() {
         ["Replicas", "Ready", "Up-to-date", "Available", "Age"]
     );
 }
+
+/// Policy snapshots report the placement generation under KubeFleet's JSON name,
+/// `observedCRPGeneration`, so that tooling written for KubeFleet reads it.
+#[test]
+fn policy_snapshot_status_uses_kubefleet_field_names() {
+    use crate::placement::snapshots::SchedulingPolicySnapshotStatus;
+    let crds = fleet_crds();
+    let crd = find(&crds, "ClusterSchedulingPolicySnapshot");
+    for i in 0..crd.spec.versions.len() {
+        let status = &schema(crd, i)["properties"]["status"]["properties"];
+        assert!(status.get("observedCRPGeneration").is_some(), "{status}");
+        assert!(status.get("observedCrpGeneration").is_none(), "{status}");
+    }
+    let status: SchedulingPolicySnapshotStatus =
+        serde_json::from_value(json!({"observedCRPGeneration": 3})).unwrap();
+    assert_eq!(status.observed_crp_generation, 3);
+    assert_eq!(
+        serde_json::to_value(&status).unwrap(),
+        json!({"observedCRPGeneration": 3})
+    );
+}

@@ -42,6 +42,8 @@ const EXAMPLES: &[(&str, &str)] = &[
     example!("crp-pickall-label-and-property-selector.yaml"),
     example!("crp-pickn-metric-sorter.yaml"),
     example!("crp-pickn-label-and-metric-sorter.yaml"),
+    example!("crp-pickn-available-cpu.yaml"),
+    example!("crp-pickn-cpu-cost.yaml"),
     example!("crp-rolling-update.yaml"),
     example!("crp-staged-update.yaml"),
     example!("staged-update-strategy.yaml"),

@@ -61,6 +61,11 @@ pub(crate) async fn run(
         bindings: &views,
         now: cycle.now,
         eligibility: cycle.windows,
+        previous: cycle
+            .snapshot
+            .status
+            .as_ref()
+            .map_or(&[], |s| &s.target_clusters),
     });
     let api: Api<ClusterResourceBinding> = Api::all(client.clone());
     let changed = !decision.changes.is_empty();

@@ -19,7 +19,10 @@
 //! Same-placement affinity: a cluster that already has a Scheduled or Bound binding under the
 //! current policy snapshot is not evaluated again; it stays selected with the verdict its
 //! binding carries (IgnoredDuringExecution: only deletion of the cluster, a policy change or an
-//! eviction removes it).
+//! eviction removes it). Likewise a PickN placement that already has its clusters evaluates
+//! nothing, and an unselected cluster keeps the verdict the policy snapshot recorded for it
+//! ([`SchedulingInput::previous`]), so that the snapshot keeps explaining why it was not
+//! picked.
 //!
 //! Departures from KubeFleet, all where KubeFleet would fail the whole cycle or leave
 //! duplicates: a property value or selector that is not a quantity, an unknown
@@ -75,6 +78,12 @@ pub struct SchedulingInput<'a> {
     pub now: Timestamp,
     /// The heartbeat and health windows of eligibility.
     pub eligibility: EligibilityWindows,
+    /// The verdicts the latest policy snapshot's status already holds
+    /// (`status.targetClusters`, empty for a new snapshot). A PickN cycle that evaluates
+    /// nothing because the placement already has its clusters keeps the recorded verdict of
+    /// each cluster it leaves unselected (why it was not picked, with its score), instead of
+    /// forgetting it.
+    pub previous: &'a [ClusterDecision],
 }
 
 /// Runs one scheduling cycle.

@@ -5,6 +5,10 @@
 //!   the surplus is trimmed, Scheduled bindings before Bound ones, each lowest score first and
 //!   then smallest cluster name first.
 //! - **Steady** when it has exactly as many and no obsolete ones: nothing is evaluated.
+//!
+//! When scaling down or steady, a cluster without an active binding is not evaluated: it keeps
+//! the unselected verdict the policy snapshot recorded for it (e.g. that it did not score high
+//! enough, with its score), or, if there is none, is reported as not evaluated.
 //! - **Scale up** otherwise: filter and score every cluster without an active binding and pick
 //!   the best `min(wanted − existing, batch limit, passing)`. The batch limit is 1 with topology
 //!   spread constraints (so each pick sees the spread the previous one made) and the cycle asks
@@ -27,16 +31,16 @@ use super::reason::{self, Rejection};
 use super::score::{Preferences, Score};
 use super::sweep;
 use super::topology::{self, Spread};
-use super::{SchedulingInput, cluster_name};
+use super::{ClusterDecision, SchedulingInput, cluster_name};
 
 /// One PickN cycle.
 pub(crate) fn schedule(input: &SchedulingInput<'_>, bindings: &Bindings<'_>) -> Decision {
     let wanted = usize::try_from(input.policy.number_of_clusters.unwrap_or(0)).unwrap_or(0);
     let present = bindings.active();
     if wanted <= present && present - wanted + bindings.obsolete.len() > 0 {
-        scale_down(input.clusters, bindings, wanted)
+        scale_down(input, bindings, wanted)
     } else if wanted <= present {
-        steady(input.clusters, bindings, wanted)
+        steady(input, bindings, wanted)
     } else {
         scale_up(input, bindings, wanted)
     }
@@ -52,7 +56,36 @@ enum Fate<'a> {
     Obsolete,
 }
 
-fn scale_down(clusters: &[MemberCluster], bindings: &Bindings<'_>, wanted: usize) -> Decision {
+/// The unselected verdicts the policy snapshot recorded earlier, by cluster: what a cluster
+/// without an active binding is told when this cycle does not evaluate it.
+struct Unevaluated<'a> {
+    recorded: HashMap<&'a str, &'a ClusterDecision>,
+    wanted: usize,
+}
+
+impl<'a> Unevaluated<'a> {
+    fn new(input: &SchedulingInput<'a>, wanted: usize) -> Self {
+        let recorded = input
+            .previous
+            .iter()
+            .filter(|d| !d.selected)
+            .map(|d| (d.cluster_name.as_str(), d))
+            .collect();
+        Self { recorded, wanted }
+    }
+
+    /// The recorded verdict on `cluster`, else "not evaluated".
+    fn verdict(&self, cluster: &str) -> ClusterDecision {
+        match self.recorded.get(cluster) {
+            Some(&decision) => decision.clone(),
+            None => rejected(cluster, reason::not_needed(self.wanted)),
+        }
+    }
+}
+
+fn scale_down(input: &SchedulingInput<'_>, bindings: &Bindings<'_>, wanted: usize) -> Decision {
+    let clusters = input.clusters;
+    let unevaluated = Unevaluated::new(input, wanted);
     let present = bindings.active();
     let mut outcome = Outcome::new(bindings);
     let mut fates: HashMap<&str, Fate> = HashMap::new();
@@ -82,7 +115,7 @@ fn scale_down(clusters: &[MemberCluster], bindings: &Bindings<'_>, wanted: usize
             Some(Fate::Obsolete) => {
                 outcome.reject(rejected(name, reason::obsolete_scaled_down(wanted)));
             }
-            None => outcome.reject(rejected(name, reason::not_needed(wanted))),
+            None => outcome.reject(unevaluated.verdict(name)),
         }
     }
     outcome.finish(ScheduledCondition::new(true, wanted), false)
@@ -102,13 +135,14 @@ fn trim_order<'a>(group: &[&'a BindingView]) -> Vec<&'a BindingView> {
     sorted
 }
 
-fn steady(clusters: &[MemberCluster], bindings: &Bindings<'_>, wanted: usize) -> Decision {
+fn steady(input: &SchedulingInput<'_>, bindings: &Bindings<'_>, wanted: usize) -> Decision {
     let active = bindings.active_by_cluster();
+    let unevaluated = Unevaluated::new(input, wanted);
     let mut outcome = Outcome::new(bindings);
-    for cluster in clusters {
+    for cluster in input.clusters {
         match active.get(cluster_name(cluster)) {
             Some(binding) => outcome.keep(binding),
-            None => outcome.reject(rejected(cluster_name(cluster), reason::not_needed(wanted))),
+            None => outcome.reject(unevaluated.verdict(cluster_name(cluster))),
         }
     }
     let found = bindings.active();

@@ -4,7 +4,7 @@ use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::placement::policy::PlacementPolicy;
 use flotilla_placement::scheduler::{
-    BindingState, BindingView, ClusterScore, Decision, SchedulingInput, schedule,
+    BindingState, BindingView, ClusterDecision, ClusterScore, Decision, SchedulingInput, schedule,
 };
 use serde_json::{Value, json};
 
@@ -124,11 +124,22 @@ pub fn scored(mut binding: BindingView, affinity: i32, topology: i32) -> Binding
     binding
 }
 
-/// Runs one cycle under [`SNAPSHOT`] at [`NOW`].
+/// Runs one cycle under [`SNAPSHOT`] at [`NOW`], on a snapshot that recorded no verdicts yet.
 pub fn run(
     policy: &PlacementPolicy,
     clusters: &[MemberCluster],
     bindings: &[BindingView],
+) -> Decision {
+    run_after(policy, clusters, bindings, &[])
+}
+
+/// Runs one cycle under [`SNAPSHOT`] at [`NOW`], on a snapshot whose status holds the
+/// `previous` verdicts (e.g. the clusters of an earlier [`Decision`]).
+pub fn run_after(
+    policy: &PlacementPolicy,
+    clusters: &[MemberCluster],
+    bindings: &[BindingView],
+    previous: &[ClusterDecision],
 ) -> Decision {
     schedule(&SchedulingInput {
         policy,
@@ -137,6 +148,7 @@ pub fn run(
         bindings,
         now: NOW.parse().unwrap(),
         eligibility: EligibilityWindows::default(),
+        previous,
     })
 }
 

@@ -5,8 +5,8 @@ use flotilla_placement::scheduler::{BindingChange, BindingState, BindingView, De
 use serde_json::json;
 
 use crate::fixtures::{
-    OLD_SNAPSHOT, SNAPSHOT, affinity, binding, cluster, policy, reason, run, score, scored,
-    selected,
+    OLD_SNAPSHOT, SNAPSHOT, affinity, binding, cluster, policy, reason, run, run_after, score,
+    scored, selected,
 };
 
 fn pick_n(n: i32, extra: serde_json::Value) -> PlacementPolicy {
@@ -261,6 +261,126 @@ fn a_full_placement_evaluates_nothing() {
          picked again only when one is lost or the policy changes"
     );
     assert!(decision.condition.fulfilled);
+}
+
+/// A full placement evaluates nothing, but the policy snapshot keeps explaining why each
+/// unselected cluster was not picked: the verdict an earlier cycle recorded (with its score)
+/// is carried over, and only a cluster with no recorded verdict is "not evaluated". Seed 001's
+/// available-CPU example with two clusters wanted: jumpingcat (10 cores, score 0) loses to
+/// bravelion (100) and smartfish (20 → 11).
+#[test]
+fn a_full_placement_keeps_the_verdicts_it_recorded() {
+    let cpu = |name: &str, cores: &str| cluster(name).resource("available", "cpu", cores).build();
+    let clusters = [
+        cpu("bravelion", "100"),
+        cpu("smartfish", "20"),
+        cpu("jumpingcat", "10"),
+    ];
+    let p = pick_n(
+        2,
+        json!({"affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "preference": {"propertySorter": {
+                "name": "resources.kubernetes-fleet.io/available-cpu", "sortOrder": "Descending"}}}
+        ]}}}),
+    );
+    // The first cycle picks two and records the runner-up with its score.
+    let first = run(&p, &clusters, &[]);
+    assert_eq!(selected(&first), ["bravelion", "smartfish"]);
+    let lost = "Cluster \"jumpingcat\" does not score high enough (affinity score: 0, topology \
+                spread score: 0)";
+    assert_eq!(reason(&first, "jumpingcat"), lost);
+    assert_eq!(affinity(&first, "jumpingcat"), 0);
+
+    // Later cycles find the placement full (bindings carry the picks' scores).
+    let bound = [
+        scored(binding("bravelion", BindingState::Bound, SNAPSHOT), 100, 0),
+        scored(
+            binding("smartfish", BindingState::Scheduled, SNAPSHOT),
+            11,
+            0,
+        ),
+    ];
+    let newcomer = cpu("newcomer", "50");
+    let with_newcomer = [clusters.as_slice(), std::slice::from_ref(&newcomer)].concat();
+    let not_evaluated = "not evaluated: the placement already has the 2 cluster(s) it asks \
+                         for; clusters are picked again only when one is lost or the policy \
+                         changes";
+    // (case, clusters, bindings, numberOfClusters, recorded verdicts, jumpingcat's reason and
+    // score, newcomer's reason if present)
+    type Case<'a> = (
+        &'a str,
+        &'a [flotilla_api::cluster::MemberCluster],
+        &'a [BindingView],
+        i32,
+        &'a [flotilla_placement::scheduler::ClusterDecision],
+        &'a str,
+        Option<i32>,
+    );
+    let cases: [Case; 4] = [
+        (
+            "steady, recorded",
+            &clusters,
+            &bound,
+            2,
+            first.target_clusters(),
+            lost,
+            Some(0),
+        ),
+        (
+            "steady, nothing recorded",
+            &clusters,
+            &bound,
+            2,
+            &[],
+            not_evaluated,
+            None,
+        ),
+        (
+            "steady, new cluster",
+            &with_newcomer,
+            &bound,
+            2,
+            first.target_clusters(),
+            lost,
+            Some(0),
+        ),
+        (
+            "scale down",
+            &clusters,
+            &bound,
+            1,
+            first.target_clusters(),
+            lost,
+            Some(0),
+        ),
+    ];
+    for (case, clusters, bindings, n, previous, why, score) in cases {
+        let p = pick_n(n, p_affinity(&p));
+        let decision = run_after(&p, clusters, bindings, previous);
+        let expected: &[&str] = if n == 2 {
+            &["bravelion", "smartfish"]
+        } else {
+            &["bravelion"]
+        };
+        assert_eq!(selected(&decision), expected, "{case}");
+        assert_eq!(affinity(&decision, "bravelion"), 100, "{case}");
+        assert_eq!(reason(&decision, "jumpingcat"), why, "{case}");
+        let recorded = decision
+            .cluster("jumpingcat")
+            .and_then(|d| d.cluster_score)
+            .and_then(|s| s.affinity_score);
+        assert_eq!(recorded, score, "{case}");
+        if clusters.len() == 4 {
+            // A cluster that joined after the last evaluation has no verdict to keep.
+            assert_eq!(reason(&decision, "newcomer"), not_evaluated, "{case}");
+        }
+        assert!(decision.changes.len() <= 1, "{case}");
+    }
+}
+
+/// The `affinity` part of a PickN policy, to rebuild it with another `numberOfClusters`.
+fn p_affinity(p: &PlacementPolicy) -> serde_json::Value {
+    json!({"affinity": serde_json::to_value(&p.affinity).unwrap()})
 }
 
 #[test]
