@@ -29,8 +29,11 @@ const START_CONCURRENCY: usize = 64;
 
 /// Everything the simulated fleet shares.
 pub struct FleetRuntime {
-    /// In-process client of the hub.
+    /// In-process client of the hub, for the runner's own writes.
     pub hub: Client,
+    /// Opens another in-process client of the hub. Each member agent gets its own, as a real
+    /// agent has its own connection, rather than 10,000 agents queueing through one client.
+    pub connect: Arc<dyn Fn() -> Client + Send + Sync>,
     /// The clock every member follows.
     pub clock: Arc<dyn Clock>,
     /// Where member APIs are published for the hub's proxy.
@@ -93,7 +96,7 @@ async fn start_member(
     runtime.apis.insert(&spec.name, sim.router());
     let agent = Agent {
         name: spec.name.clone(),
-        hub: runtime.hub.clone(),
+        hub: (runtime.connect)(),
         member: sim.client(),
         clock: runtime.clock.clone(),
         prices: Arc::new(CatalogPrices),

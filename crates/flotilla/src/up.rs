@@ -161,6 +161,7 @@ async fn run_hub(
     let hub = Hub::start(store, options)
         .await
         .map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
+    let hub = Arc::new(hub);
     let hub_client = hub.client();
     let membership = tokio::spawn(flotilla_member::membership::run(
         hub_client.clone(),
@@ -205,6 +206,10 @@ async fn run_hub(
             Some(members) => {
                 let runtime = fleet_runner::FleetRuntime {
                     hub: hub_client,
+                    connect: {
+                        let hub = hub.clone();
+                        Arc::new(move || hub.client())
+                    },
                     clock,
                     apis: member_apis,
                     readiness_delay: members.readiness_delay,

@@ -22,7 +22,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
 use super::naming::PARENT_PLACEMENT_LABEL;
-use super::writes::revision;
+use super::writes::{Written, revision};
 
 /// The bindings seen through the watch, and how far the watch has got.
 pub(crate) struct BindingCache {
@@ -98,14 +98,27 @@ impl BindingCache {
         )
     }
 
-    /// Records writes to `placement`'s bindings that produced the given resourceVersions.
-    pub(crate) fn wrote(&self, placement: &str, revisions: impl IntoIterator<Item = Option<u64>>) {
-        let Some(highest) = revisions.into_iter().flatten().max() else {
-            return;
-        };
-        let mut written = self.lock();
-        let entry = written.entry(placement.to_string()).or_default();
-        *entry = (*entry).max(highest);
+    /// Records the writes to `placement`'s bindings that succeeded (their resourceVersions);
+    /// returns the first that failed.
+    pub(crate) fn record(
+        &self,
+        placement: &str,
+        results: Vec<Result<Written, kube::Error>>,
+    ) -> Result<(), kube::Error> {
+        let mut highest = None;
+        let mut failure = None;
+        for result in results {
+            match result {
+                Ok(revision) => highest = highest.max(revision),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        if let Some(highest) = highest {
+            let mut written = self.lock();
+            let entry = written.entry(placement.to_string()).or_default();
+            *entry = (*entry).max(highest);
+        }
+        failure.map_or(Ok(()), Err)
     }
 
     /// Forgets a deleted placement's writes.

@@ -284,8 +284,7 @@ async fn delete(
         .filter(|b| b.metadata.deletion_timestamp.is_none())
         .map(|b| writes::delete(&binding_api, b.meta().name.as_deref().unwrap_or_default()).boxed())
         .collect();
-    let written = writes::all(pending).await;
-    ctx.bindings.wrote(&name, written?);
+    ctx.bindings.record(&name, writes::all(pending).await)?;
     Ok(Action::await_change())
 }
 

@@ -94,8 +94,7 @@ pub(crate) async fn run(
         .filter_map(|b| Some((b, plan.action(&b.name_any())?)))
         .map(|(binding, action)| carry_out(&api, target, binding, action, now).boxed())
         .collect();
-    let written = writes::all(pending).await;
-    cache.wrote(&target.crp.name_any(), written?);
+    cache.record(&target.crp.name_any(), writes::all(pending).await)?;
     Ok((changed, plan.recheck_at))
 }
 

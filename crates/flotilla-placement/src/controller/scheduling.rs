@@ -74,9 +74,8 @@ pub(crate) async fn run(
         .iter()
         .map(|change| carry_out(&api, &cycle, &snapshot_name, change).boxed())
         .collect();
-    let written = writes::all(pending).await;
     let placement = cycle.crp.metadata.name.as_deref().unwrap_or_default();
-    cache.wrote(placement, written?);
+    cache.record(placement, writes::all(pending).await)?;
     if !decision.requeue {
         write_snapshot_status(client, &cycle, &decision).await?;
     }

@@ -3,8 +3,8 @@
 
 use std::fmt::Debug;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::{StreamExt, TryStreamExt};
 
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
@@ -21,13 +21,15 @@ const PARALLEL_WRITES: usize = 32;
 /// (`None` when the write found the object already there, or already gone).
 pub(crate) type Written = Option<u64>;
 
-/// Runs `writes` with at most [`PARALLEL_WRITES`] in flight; fails with the first error.
+/// Runs `writes` with at most [`PARALLEL_WRITES`] in flight, each to its end (one failing
+/// does not abandon the others, whose outcome the caller must still learn); returns every
+/// result.
 pub(crate) async fn all<T>(
     writes: Vec<BoxFuture<'_, Result<T, kube::Error>>>,
-) -> Result<Vec<T>, kube::Error> {
+) -> Vec<Result<T, kube::Error>> {
     futures::stream::iter(writes)
         .buffer_unordered(PARALLEL_WRITES)
-        .try_collect()
+        .collect()
         .await
 }
 

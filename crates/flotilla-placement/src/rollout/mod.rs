@@ -14,7 +14,9 @@
 //!
 //! Under the External strategy the rollout changes nothing: staged update runs drive it.
 //!
-//! Departures from KubeFleet: a binding with a False condition counts as failed even if
+//! Departures from KubeFleet: a False `Applied`/`DiffReported` whose reason says the member
+//! has not reported yet (`ApplyInProgress`, `DiffReportInProgress`) is pending, not failed, so
+//! a cluster being brought up keeps its surge slot; a binding with a False condition counts as failed even if
 //! another condition says it is ready (KubeFleet counts it both ways; the work generator never
 //! sets both); a deleting Scheduled binding is left alone instead of bound; two live bindings
 //! on one cluster make the round wait (KubeFleet reports an error), as a deleting binding

@@ -60,7 +60,10 @@ impl Readiness {
         };
         let has =
             |type_: ConditionType, status: &str| current(type_).is_some_and(|c| c.status == status);
-        if let Some(&condition) = FAILURE_TYPES.iter().find(|t| has(**t, "False")) {
+        let failed = |type_: ConditionType| {
+            current(type_).is_some_and(|c| c.status == "False" && !is_in_progress(&c.reason))
+        };
+        if let Some(&condition) = FAILURE_TYPES.iter().find(|t| failed(**t)) {
             return Readiness::Failed { condition };
         }
         if has(ConditionType::DiffReported, "True") {
@@ -100,6 +103,14 @@ impl Readiness {
     pub fn can_become_ready(self) -> bool {
         !matches!(self, Readiness::Failed { .. } | Readiness::DiffReported)
     }
+}
+
+/// Whether a False condition's reason says the member has not reported for the generation
+/// yet, rather than that something failed. KubeFleet counts these as failed too, which frees
+/// the binding's surge slot while its cluster is still being brought up, so a placement moving
+/// to new clusters can briefly hold more than `N + maxSurge`; here they stay Pending.
+fn is_in_progress(reason: &str) -> bool {
+    reason == reason::APPLY_IN_PROGRESS || reason == reason::DIFF_REPORT_IN_PROGRESS
 }
 
 /// Whether an `Available` reason says that availability cannot be tracked (the binding's

@@ -102,11 +102,20 @@ fn judged_from_conditions_of_the_current_generation() {
             },
         ),
         (
-            "apply in progress counts as failed (KubeFleet's HasBindingFailed)",
+            "apply in progress is pending, not failed (KubeFleet counts it failed)",
             vec![cond("Applied", "False", reason::APPLY_IN_PROGRESS, GEN, 0)],
-            Readiness::Failed {
-                condition: ConditionType::Applied,
-            },
+            Readiness::Pending,
+        ),
+        (
+            "diff report in progress is pending, not failed",
+            vec![cond(
+                "DiffReported",
+                "False",
+                reason::DIFF_REPORT_IN_PROGRESS,
+                GEN,
+                0,
+            )],
+            Readiness::Pending,
         ),
         (
             "not available",
