@@ -5,82 +5,16 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-use common::HubProcess;
-
-/// Polls `probe` every 300 ms for up to `secs` seconds.
-fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
-}
-
-/// A joined default fleet (six members) with quick pod readiness, its clock `speed` times
-/// real time.
-fn fleet(speed: &str) -> HubProcess {
-    let hub = HubProcess::start_with(&["--readiness-delay", "1", "--clock-speed", speed]);
-    eventually("6 members joined", 90, || {
-        let out = hub.kubectl(&[
-            "get",
-            "memberclusters",
-            "-o",
-            r#"jsonpath={range .items[*]}{.status.conditions[?(@.type=="Joined")].status}{"\n"}{end}"#,
-        ]);
-        let joined = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| *l == "True")
-            .count();
-        (joined == 6).then_some(())
-    });
-    hub
-}
-
-/// A kubeconfig for `member`, through the hub.
-fn member_kubeconfig(hub: &HubProcess, member: &str) -> PathBuf {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["kubeconfig", member, "--kubeconfig"])
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla kubeconfig");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = hub.dir().join(format!("{member}.kubeconfig"));
-    std::fs::write(&path, &out.stdout).unwrap();
-    path
-}
-
-/// `kubectl --kubeconfig MEMBER ARGS` output, or `None` on failure.
-fn on_member(hub: &HubProcess, member: &std::path::Path, args: &[&str]) -> Option<String> {
-    let mut all = vec!["--kubeconfig", member.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = hub.kubectl(&all);
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use common::{HubProcess, current_condition, eventually, fleet, member_kubeconfig, on_member};
 
 /// The status of the placement's condition `type_` (without the prefix), if observed for the
 /// current generation.
 fn placement_condition(hub: &HubProcess, name: &str, type_: &str) -> Option<String> {
-    let path = format!(
-        r#"jsonpath={{.metadata.generation}} {{.status.conditions[?(@.type=="ClusterResourcePlacement{type_}")].observedGeneration}} {{.status.conditions[?(@.type=="ClusterResourcePlacement{type_}")].status}}"#
-    );
-    let out = hub.kubectl_ok(&["get", "crp", name, "-o", &path]);
-    let fields: Vec<&str> = out.split_whitespace().collect();
-    match fields.as_slice() {
-        [generation, observed, status] if generation == observed => Some(status.to_string()),
-        _ => None,
-    }
+    current_condition(
+        hub,
+        &["crp", name],
+        &format!("ClusterResourcePlacement{type_}"),
+    )
 }
 
 /// `flotilla preview -f FILE` against the hub.
