@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{HubProcess, current_condition, eventually, fleet, member_kubeconfig, on_member};
+use common::{
+    HubProcess, PLACEMENT_COLUMNS, app, current_condition, eventually, fleet, member_kubeconfig,
+    on_member, settings,
+};
 
 /// The status of the placement's condition `type_` (without the prefix), if observed for the
 /// current generation.
@@ -35,43 +38,10 @@ fn wait_available(hub: &HubProcess, name: &str) {
     });
 }
 
-const APP: &str = r#"
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: app
-  labels:
-    team: web
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: app
-  labels:
-    app: web
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 100m, memory: 64Mi}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: app
-data:
-  greeting: hello
-"#;
+/// Namespace `app` with a two-replica Deployment `web` and a ConfigMap `settings`.
+fn app_with_settings() -> String {
+    format!("{}{}", app("app", 2), settings("app"))
+}
 
 const PLACEMENT: &str = r#"
 apiVersion: placement.kubernetes-fleet.io/v1beta1
@@ -97,7 +67,7 @@ spec:
 #[test]
 fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     let hub = fleet("1");
-    hub.create(APP);
+    hub.create(&app_with_settings());
     hub.create(PLACEMENT);
     wait_available(&hub, "app");
 
@@ -138,18 +108,7 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     // The placement explains itself: columns, per-cluster statuses, selected resources.
     let table = hub.kubectl_ok(&["get", "crp", "app"]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(
-        header,
-        [
-            "NAME",
-            "GEN",
-            "SCHEDULED",
-            "SCHEDULED-GEN",
-            "AVAILABLE",
-            "AVAILABLE-GEN",
-            "AGE"
-        ]
-    );
+    assert_eq!(header, PLACEMENT_COLUMNS);
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..6], ["app", "1", "True", "1", "True", "1"], "{table}");
     let statuses = hub.kubectl_ok(&[
@@ -301,7 +260,7 @@ fn cluster_status(hub: &HubProcess, name: &str, cluster: &str) -> serde_json::Va
 fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
     // Simulated time runs 20x, so the applier's once-a-minute drift check comes every 3 s.
     let hub = fleet("20");
-    hub.create(APP);
+    hub.create(&app_with_settings());
     hub.create(OVERRIDE);
     hub.create(GUARDED_PLACEMENT);
     wait_available(&hub, "app");
@@ -396,7 +355,7 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
 #[test]
 fn evictions_budgets_empty_selections_and_previews_explain_themselves() {
     let hub = fleet("1");
-    hub.create(APP);
+    hub.create(&app_with_settings());
     hub.create(PLACEMENT);
     wait_available(&hub, "app");
 

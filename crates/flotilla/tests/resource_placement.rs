@@ -8,43 +8,15 @@
 
 mod common;
 
-use common::{HubProcess, current_condition, eventually, fleet, member_kubeconfig, on_member};
+use common::{
+    HubProcess, PLACEMENT_COLUMNS, app, current_condition, eventually, fleet, get_json,
+    member_kubeconfig, on_member, settings,
+};
 use serde_json::Value;
 
-const NAMESPACE_AND_APP: &str = r#"
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: shop
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-  labels:
-    app: web
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 100m, memory: 64Mi}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: shop
-data:
-  greeting: hello
+/// A ConfigMap of `shop` the ResourcePlacement does not select, and the CRP that places
+/// namespace `shop` alone (`NamespaceOnly`), not its content.
+const NAMESPACE_PLACEMENT: &str = r#"
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -137,14 +109,6 @@ const OTHERS: [&str; 4] = [
     "member-cluster-06",
 ];
 
-/// `kubectl get ARGS -o json`, parsed.
-fn get_json(hub: &HubProcess, args: &[&str]) -> Value {
-    let mut all = vec!["get"];
-    all.extend_from_slice(args);
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&hub.kubectl_ok(&all)).expect("kubectl JSON")
-}
-
 /// The names of the listed objects, sorted.
 fn names(list: &Value) -> Vec<String> {
     let mut names: Vec<String> = list["items"]
@@ -183,7 +147,11 @@ fn member_web(hub: &HubProcess, member: &str, path: &str) -> Option<String> {
 #[test]
 fn a_resource_placement_places_namespaced_resources_on_the_picked_members() {
     let hub = fleet("1");
-    hub.create(NAMESPACE_AND_APP);
+    hub.create(&format!(
+        "{}{}{NAMESPACE_PLACEMENT}",
+        app("shop", 2),
+        settings("shop")
+    ));
     eventually("the namespace placed everywhere", 120, || {
         let available = current_condition(
             &hub,
@@ -198,18 +166,7 @@ fn a_resource_placement_places_namespaced_resources_on_the_picked_members() {
     // `kubectl get rp` shows the placement's state at a glance.
     let table = hub.kubectl_ok(&["get", "rp", "-n", "shop"]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(
-        header,
-        [
-            "NAME",
-            "GEN",
-            "SCHEDULED",
-            "SCHEDULED-GEN",
-            "AVAILABLE",
-            "AVAILABLE-GEN",
-            "AGE"
-        ]
-    );
+    assert_eq!(header, PLACEMENT_COLUMNS);
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..6], ["web", "1", "True", "1", "True", "1"], "{table}");
 

@@ -183,7 +183,7 @@ pub fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-/// Polls `probe` every 300 ms for up to `secs` seconds.
+/// Polls `probe` every 200 ms for up to `secs` seconds.
 pub fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
@@ -191,7 +191,7 @@ pub fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>
             return v;
         }
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -259,3 +259,70 @@ pub fn current_condition(hub: &HubProcess, target: &[&str], type_: &str) -> Opti
         _ => None,
     }
 }
+
+/// `kubectl get ARGS -o json`, parsed.
+pub fn get_json(hub: &HubProcess, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["get"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", "json"]);
+    serde_json::from_str(&hub.kubectl_ok(&all)).expect("kubectl prints JSON")
+}
+
+/// A namespace with a Deployment `web` (labelled `app: web`) of `replicas` replicas running
+/// `nginx:1.27`.
+pub fn app(namespace: &str, replicas: u32) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: {namespace}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: {namespace}
+  labels: {{app: web}}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: web}}
+  template:
+    metadata:
+      labels: {{app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests: {{cpu: 100m, memory: 64Mi}}
+"#
+    )
+}
+
+/// A ConfigMap `settings` in `namespace` with `greeting: hello`, as a YAML document.
+pub fn settings(namespace: &str) -> String {
+    format!(
+        r#"---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: {namespace}
+data:
+  greeting: hello
+"#
+    )
+}
+
+/// The columns `kubectl get crp` and `kubectl get rp` print.
+pub const PLACEMENT_COLUMNS: [&str; 7] = [
+    "NAME",
+    "GEN",
+    "SCHEDULED",
+    "SCHEDULED-GEN",
+    "AVAILABLE",
+    "AVAILABLE-GEN",
+    "AGE",
+];
