@@ -18,6 +18,7 @@
 
 mod binding_cache;
 mod changes;
+mod desired_work;
 mod discovery;
 pub mod eviction;
 mod family;
