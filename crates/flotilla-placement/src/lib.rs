@@ -14,12 +14,16 @@
 //! [`overrides`] decides which ClusterResourceOverrides and ResourceOverrides apply to a
 //! placement, renders each selected manifest for each cluster, and plans override snapshots.
 //!
+//! [`placement_key::PlacementKey`] names a placement of either kind: a
+//! `ClusterResourcePlacement`, or a namespaced `ResourcePlacement`, which the same cores serve.
+//!
 //! [`eviction`] judges a `ClusterResourcePlacementEviction` against its placement, bindings and
 //! disruption budget.
 
 pub mod controller;
 pub mod eviction;
 pub mod overrides;
+pub mod placement_key;
 pub mod rollout;
 pub mod scheduler;
 pub mod selection;

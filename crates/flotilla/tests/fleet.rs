@@ -5,21 +5,8 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::HubProcess;
-
-/// Polls `probe` every 200 ms for up to `secs` seconds.
-fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
+use common::{HubProcess, eventually};
 
 fn joined_count(hub: &HubProcess) -> usize {
     let out = hub.kubectl(&[

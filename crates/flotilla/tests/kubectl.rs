@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{HubProcess, examples_dir};
+use common::{HubProcess, PLACEMENT_COLUMNS, examples_dir};
 
 fn example_files() -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(examples_dir())
@@ -168,18 +168,7 @@ fn seed_examples_apply_unchanged_and_reapply_is_a_no_op() {
         .unwrap_or_default()
         .split_whitespace()
         .collect();
-    assert_eq!(
-        header,
-        [
-            "NAME",
-            "GEN",
-            "SCHEDULED",
-            "SCHEDULED-GEN",
-            "AVAILABLE",
-            "AVAILABLE-GEN",
-            "AGE"
-        ]
-    );
+    assert_eq!(header, PLACEMENT_COLUMNS);
     assert!(out.contains("web"), "{out}");
 }
 

@@ -5,82 +5,19 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-use common::HubProcess;
-
-/// Polls `probe` every 300 ms for up to `secs` seconds.
-fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
-}
-
-/// A joined default fleet (six members) with quick pod readiness, its clock `speed` times
-/// real time.
-fn fleet(speed: &str) -> HubProcess {
-    let hub = HubProcess::start_with(&["--readiness-delay", "1", "--clock-speed", speed]);
-    eventually("6 members joined", 90, || {
-        let out = hub.kubectl(&[
-            "get",
-            "memberclusters",
-            "-o",
-            r#"jsonpath={range .items[*]}{.status.conditions[?(@.type=="Joined")].status}{"\n"}{end}"#,
-        ]);
-        let joined = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| *l == "True")
-            .count();
-        (joined == 6).then_some(())
-    });
-    hub
-}
-
-/// A kubeconfig for `member`, through the hub.
-fn member_kubeconfig(hub: &HubProcess, member: &str) -> PathBuf {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["kubeconfig", member, "--kubeconfig"])
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla kubeconfig");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = hub.dir().join(format!("{member}.kubeconfig"));
-    std::fs::write(&path, &out.stdout).unwrap();
-    path
-}
-
-/// `kubectl --kubeconfig MEMBER ARGS` output, or `None` on failure.
-fn on_member(hub: &HubProcess, member: &std::path::Path, args: &[&str]) -> Option<String> {
-    let mut all = vec!["--kubeconfig", member.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = hub.kubectl(&all);
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use common::{
+    HubProcess, PLACEMENT_COLUMNS, app, current_condition, eventually, fleet, member_kubeconfig,
+    on_member, settings,
+};
 
 /// The status of the placement's condition `type_` (without the prefix), if observed for the
 /// current generation.
 fn placement_condition(hub: &HubProcess, name: &str, type_: &str) -> Option<String> {
-    let path = format!(
-        r#"jsonpath={{.metadata.generation}} {{.status.conditions[?(@.type=="ClusterResourcePlacement{type_}")].observedGeneration}} {{.status.conditions[?(@.type=="ClusterResourcePlacement{type_}")].status}}"#
-    );
-    let out = hub.kubectl_ok(&["get", "crp", name, "-o", &path]);
-    let fields: Vec<&str> = out.split_whitespace().collect();
-    match fields.as_slice() {
-        [generation, observed, status] if generation == observed => Some(status.to_string()),
-        _ => None,
-    }
+    current_condition(
+        hub,
+        &["crp", name],
+        &format!("ClusterResourcePlacement{type_}"),
+    )
 }
 
 /// `flotilla preview -f FILE` against the hub.
@@ -101,43 +38,10 @@ fn wait_available(hub: &HubProcess, name: &str) {
     });
 }
 
-const APP: &str = r#"
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: app
-  labels:
-    team: web
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: app
-  labels:
-    app: web
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 100m, memory: 64Mi}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: app
-data:
-  greeting: hello
-"#;
+/// Namespace `app` with a two-replica Deployment `web` and a ConfigMap `settings`.
+fn app_with_settings() -> String {
+    format!("{}{}", app("app", 2), settings("app"))
+}
 
 const PLACEMENT: &str = r#"
 apiVersion: placement.kubernetes-fleet.io/v1beta1
@@ -163,7 +67,7 @@ spec:
 #[test]
 fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     let hub = fleet("1");
-    hub.create(APP);
+    hub.create(&app_with_settings());
     hub.create(PLACEMENT);
     wait_available(&hub, "app");
 
@@ -204,18 +108,7 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     // The placement explains itself: columns, per-cluster statuses, selected resources.
     let table = hub.kubectl_ok(&["get", "crp", "app"]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(
-        header,
-        [
-            "NAME",
-            "GEN",
-            "SCHEDULED",
-            "SCHEDULED-GEN",
-            "AVAILABLE",
-            "AVAILABLE-GEN",
-            "AGE"
-        ]
-    );
+    assert_eq!(header, PLACEMENT_COLUMNS);
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..6], ["app", "1", "True", "1", "True", "1"], "{table}");
     let statuses = hub.kubectl_ok(&[
@@ -367,7 +260,7 @@ fn cluster_status(hub: &HubProcess, name: &str, cluster: &str) -> serde_json::Va
 fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
     // Simulated time runs 20x, so the applier's once-a-minute drift check comes every 3 s.
     let hub = fleet("20");
-    hub.create(APP);
+    hub.create(&app_with_settings());
     hub.create(OVERRIDE);
     hub.create(GUARDED_PLACEMENT);
     wait_available(&hub, "app");
@@ -462,7 +355,7 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
 #[test]
 fn evictions_budgets_empty_selections_and_previews_explain_themselves() {
     let hub = fleet("1");
-    hub.create(APP);
+    hub.create(&app_with_settings());
     hub.create(PLACEMENT);
     wait_available(&hub, "app");
 

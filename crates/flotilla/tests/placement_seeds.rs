@@ -16,28 +16,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::{HubProcess, examples_dir};
+use common::{HubProcess, app, eventually, examples_dir, get_json, member_kubeconfig};
 use serde_json::Value;
-
-/// Polls `probe` every 200 ms for up to `secs` seconds.
-fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// `kubectl get ARGS -o json`, parsed.
-fn get_json(hub: &HubProcess, args: &[&str]) -> Value {
-    let mut all = vec!["get"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["-o", "json"]);
-    serde_json::from_str(&hub.kubectl_ok(&all)).expect("kubectl prints JSON")
-}
 
 /// Waits until `count` member clusters are joined and report their properties.
 fn wait_joined(hub: &HubProcess, count: usize) {
@@ -578,23 +558,6 @@ impl Rollout<'_> {
     }
 }
 
-/// A kubeconfig for `member`, through the hub.
-fn member_kubeconfig(hub: &HubProcess, member: &str) -> std::path::PathBuf {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["kubeconfig", member, "--kubeconfig"])
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla kubeconfig");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = hub.dir().join(format!("{member}.kubeconfig"));
-    std::fs::write(&path, &out.stdout).unwrap();
-    path
-}
-
 /// The image of Deployment `web` in `namespace` on `member`.
 fn member_image(hub: &HubProcess, member: &str, namespace: &str) -> String {
     let config = member_kubeconfig(hub, member);
@@ -609,37 +572,6 @@ fn member_image(hub: &HubProcess, member: &str, namespace: &str) -> String {
         "-o",
         "jsonpath={.spec.template.spec.containers[0].image}",
     ])
-}
-
-/// A namespace with a one-replica Deployment `web` running `nginx:1.27`.
-fn app(namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: {namespace}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: {namespace}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {{app: web}}
-  template:
-    metadata:
-      labels: {{app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {{cpu: 100m, memory: 64Mi}}
-"#
-    )
 }
 
 /// Every member of the default fleet, selected by a PickAll placement of namespace `app`.
@@ -676,7 +608,7 @@ fn seed_004_rolling_updates_respect_max_unavailable_and_max_surge() {
     // A PickAll placement: N = 6 targeted clusters, maxUnavailable 1, maxSurge 1. At least
     // 6 − 1 = 5 clusters are available at every moment and at most 6 + 1 = 7 hold the
     // resources; with nothing added or removed, the update goes one cluster at a time.
-    hub.create(&app("app"));
+    hub.create(&app("app", 1));
     hub.create(PICK_ALL);
     wait_placement_available(&hub, "app");
     assert_eq!(bound_clusters(&hub, "app"), members);
@@ -708,7 +640,7 @@ fn seed_004_rolling_updates_respect_max_unavailable_and_max_surge() {
     // Seed 004's example as published selects on `fleet.azure.com/___location`, the page's
     // garbled `fleet.azure.com/location`: it applies, but that is not a valid label key, so no
     // cluster can match it, and every cluster's verdict says so.
-    hub.create(&app("test-namespace"));
+    hub.create(&app("test-namespace", 1));
     apply_example(&hub, "crp-rolling-update.yaml");
     let (verdicts, status, message) = scheduled(&hub, "crp-example");
     assert!(selected(&verdicts).is_empty(), "{verdicts:#?}");

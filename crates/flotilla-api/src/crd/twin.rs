@@ -7,8 +7,9 @@
 //! same spec is written by [`namespaced_twin!`]: the root struct (`metadata`, `spec`, `status`,
 //! serialized with `apiVersion` and `kind` as the derive does) and its kube traits, with the CRD
 //! taken from the cluster twin's by [`namespaced_crd`]. Both kinds then implement
-//! `HasSpec<Spec = S>` and `HasStatus<Status = T>` for the same `S` and `T`, so controllers can
-//! be written once over either scope.
+//! `HasSpec<Spec = S>` and `HasStatus<Status = T>` for the same `S` and `T`, and convert into
+//! each other with `From` (metadata, spec and status move over), so controllers can be written
+//! once over either scope.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -176,6 +177,31 @@ macro_rules! namespaced_twin {
                 &mut self,
             ) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &mut self.metadata
+            }
+        }
+
+        impl ::core::convert::From<$cluster> for $kind {
+            /// The same object as the namespaced twin: metadata, spec and status move over
+            /// unchanged (the namespace is the metadata's).
+            fn from(object: $cluster) -> Self {
+                Self {
+                    metadata: object.metadata,
+                    spec: object.spec,
+                    status: object.status,
+                }
+            }
+        }
+
+        impl ::core::convert::From<$kind> for $cluster {
+            /// The same object as the cluster-scoped twin: metadata, spec and status move
+            /// over unchanged, so code written over the cluster-scoped type (the pure cores)
+            /// reads either.
+            fn from(object: $kind) -> Self {
+                Self {
+                    metadata: object.metadata,
+                    spec: object.spec,
+                    status: object.status,
+                }
             }
         }
 

@@ -1,7 +1,8 @@
-//! The hub's `ClusterResourceBinding`s as the placement controller last saw them through its
-//! watch, so that a reconcile reads a placement's bindings from memory instead of listing
-//! (and decoding) all of them from the hub each time: at 1,000 members that list was half of
-//! the hub's work during a rollout.
+//! The hub's bindings of one placement family (`ClusterResourceBinding`s or
+//! `ResourceBinding`s) as the placement controller last saw them through its watch, so that a
+//! reconcile reads a placement's bindings from memory instead of listing (and decoding) all of
+//! them from the hub each time: at 1,000 members that list was half of the hub's work during a
+//! rollout.
 //!
 //! A cache lags behind the writes it has not yet seen, and a rollout decided on bindings older
 //! than its own last writes could exceed maxUnavailable or a PickN could bind a cluster twice.
@@ -9,7 +10,9 @@
 //! its bindings, and how far its watch has got; [`BindingCache::of`] answers only once the
 //! watch has caught up with those writes. The hub's resourceVersions are revisions of one
 //! global counter, and the watch delivers the bindings' events in revision order, so "the
-//! watch has reached revision R" means every binding write up to R is in the cache.
+//! watch has reached revision R" means every binding write up to R is in the cache. Each family
+//! has its own cache over its own watch: a placement's writes go to bindings of its family
+//! only.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,29 +24,31 @@ use kube::runtime::reflector::{self, Store, reflector};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
+use super::family::PlacementFamily;
 use super::naming::PARENT_PLACEMENT_LABEL;
 use super::writes::{Written, revision};
+use crate::placement_key::PlacementKey;
 
 /// The bindings seen through the watch, and how far the watch has got.
-pub(crate) struct BindingCache {
-    store: Store<ClusterResourceBinding>,
+pub(crate) struct BindingCache<F: PlacementFamily> {
+    store: Store<F::Binding>,
     /// The highest resourceVersion applied to `store`.
     seen: AtomicU64,
     /// Whether the first full list has been applied.
     ready: AtomicBool,
     /// Per placement, the highest resourceVersion this controller wrote to its bindings.
-    written: Mutex<HashMap<String, u64>>,
+    written: Mutex<HashMap<PlacementKey, u64>>,
 }
 
-impl BindingCache {
-    /// Starts watching every binding; returns the cache and the stream of changed bindings
-    /// (the placement controller's trigger). The cache is up to date with an event by the
-    /// time the stream yields it, so a reconcile the event triggers sees it.
+impl<F: PlacementFamily> BindingCache<F> {
+    /// Starts watching every binding of the family; returns the cache and the stream of
+    /// changed bindings (the placement controller's trigger). The cache is up to date with an
+    /// event by the time the stream yields it, so a reconcile the event triggers sees it.
     pub(crate) fn watch(
         client: Client,
     ) -> (
         Arc<Self>,
-        impl Stream<Item = Result<ClusterResourceBinding, watcher::Error>> + Send + 'static,
+        impl Stream<Item = Result<F::Binding, watcher::Error>> + Send + 'static,
     ) {
         let (store, writer) = reflector::store();
         let cache = Arc::new(Self {
@@ -56,11 +61,7 @@ impl BindingCache {
         let mut listed = 0;
         let events = reflector(
             writer,
-            watcher(
-                Api::<ClusterResourceBinding>::all(client),
-                watcher::Config::default(),
-            )
-            .default_backoff(),
+            watcher(Api::<F::Binding>::all(client), watcher::Config::default()).default_backoff(),
         )
         .inspect(move |event| match event {
             Ok(watcher::Event::Apply(b) | watcher::Event::Delete(b)) => tracker.saw(revision(b)),
@@ -76,9 +77,10 @@ impl BindingCache {
         (cache, events)
     }
 
-    /// The bindings of `placement`, or `None` while the cache is behind the controller's own
-    /// writes to them (or has not listed them yet): the caller tries again shortly.
-    pub(crate) fn of(&self, placement: &str) -> Option<Vec<ClusterResourceBinding>> {
+    /// The bindings of `placement` in their working form, or `None` while the cache is behind
+    /// the controller's own writes to them (or has not listed them yet): the caller tries
+    /// again shortly.
+    pub(crate) fn of(&self, placement: &PlacementKey) -> Option<Vec<ClusterResourceBinding>> {
         if !self.ready.load(Ordering::Acquire) {
             return None;
         }
@@ -91,9 +93,10 @@ impl BindingCache {
                 .state()
                 .iter()
                 .filter(|b| {
-                    b.labels().get(PARENT_PLACEMENT_LABEL).map(String::as_str) == Some(placement)
+                    b.labels().get(PARENT_PLACEMENT_LABEL) == Some(&placement.name)
+                        && b.namespace().as_deref() == placement.namespace()
                 })
-                .map(|b| (**b).clone())
+                .map(|b| (**b).clone().into())
                 .collect(),
         )
     }
@@ -102,7 +105,7 @@ impl BindingCache {
     /// returns the first that failed.
     pub(crate) fn record(
         &self,
-        placement: &str,
+        placement: &PlacementKey,
         results: Vec<Result<Written, kube::Error>>,
     ) -> Result<(), kube::Error> {
         let mut highest = None;
@@ -115,14 +118,14 @@ impl BindingCache {
         }
         if let Some(highest) = highest {
             let mut written = self.lock();
-            let entry = written.entry(placement.to_string()).or_default();
+            let entry = written.entry(placement.clone()).or_default();
             *entry = (*entry).max(highest);
         }
         failure.map_or(Ok(()), Err)
     }
 
     /// Forgets a deleted placement's writes.
-    pub(crate) fn forget(&self, placement: &str) {
+    pub(crate) fn forget(&self, placement: &PlacementKey) {
         self.lock().remove(placement);
     }
 
@@ -130,7 +133,7 @@ impl BindingCache {
         self.seen.fetch_max(revision, Ordering::AcqRel);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PlacementKey, u64>> {
         self.written
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

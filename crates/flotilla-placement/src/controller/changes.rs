@@ -9,29 +9,76 @@ use std::time::Duration;
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::conditions::find;
-use flotilla_api::placement::ClusterResourcePlacement;
+use flotilla_api::placement::PlacementSpec;
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use futures::{Stream, StreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::core::object::{HasSpec, HasStatus};
 use kube::core::{ApiResource, GroupVersionKind, PartialObjectMeta};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 
 use super::discovery::HubKinds;
+use super::family::PlacementFamily;
 use crate::scheduler::requeue::ClusterChange;
 use crate::selection::KindInfo;
+use crate::status::ConditionType;
 
 /// How often the hub's kinds are read again to watch new ones.
 const REDISCOVER: Duration = Duration::from_secs(15);
 
-type Placements = Store<ClusterResourcePlacement>;
-type Due = Deadlines<ObjectRef<ClusterResourcePlacement>>;
+/// The placements of one family, as the change watchers requeue them.
+pub(crate) trait Requeue: Send + Sync {
+    /// Requeues, at `now`, the placements a member-cluster change may let pick a cluster.
+    fn cluster_changed(&self, change: &ClusterChange, now: Timestamp);
+
+    /// Requeues, at `now`, the placements that may select the object `name` of `kind` (in
+    /// `namespace`).
+    fn object_changed(&self, kind: &KindInfo, namespace: Option<&str>, name: &str, now: Timestamp);
+}
+
+/// The placements of family `F` (the controller's store) and its queue of due reconciles.
+pub(crate) struct Placements<F: PlacementFamily> {
+    /// The placements, as the controller's reflector has them.
+    pub store: Store<F::Placement>,
+    /// When to reconcile which.
+    pub due: Deadlines<ObjectRef<F::Placement>>,
+}
+
+impl<F: PlacementFamily> Requeue for Placements<F> {
+    fn cluster_changed(&self, change: &ClusterChange, now: Timestamp) {
+        let scheduled = F::KIND.condition_type(ConditionType::Scheduled);
+        for placement in self.store.state() {
+            let generation = placement.meta().generation;
+            let fully_scheduled = placement
+                .status()
+                .and_then(|s| s.conditions.as_deref())
+                .and_then(|c| find(c, &scheduled))
+                .is_some_and(|c| c.status == "True" && c.observed_generation == generation);
+            if change.requeues(placement.spec().placement_type(), fully_scheduled) {
+                self.due.schedule(now, ObjectRef::from_obj(&*placement));
+            }
+        }
+    }
+
+    fn object_changed(&self, kind: &KindInfo, namespace: Option<&str>, name: &str, now: Timestamp) {
+        for placement in self.store.state() {
+            let home = placement.meta().namespace.as_deref();
+            if may_select(placement.spec(), home, kind, namespace, name) {
+                self.due.schedule(now, ObjectRef::from_obj(&*placement));
+            }
+        }
+    }
+}
+
+/// Every family's placements.
+pub(crate) type Families = Vec<Arc<dyn Requeue>>;
 
 /// Requeues placements when member clusters change in a way that may let them pick a cluster.
 pub(crate) async fn watch_clusters(
     events: impl Stream<Item = Result<MemberCluster, watcher::Error>>,
-    placements: Placements,
-    due: Due,
+    families: Families,
     clock: Arc<dyn Clock>,
 ) {
     let windows = EligibilityWindows::default();
@@ -49,30 +96,17 @@ pub(crate) async fn watch_clusters(
         if change == ClusterChange::Irrelevant {
             continue;
         }
-        for placement in placements.state() {
-            let generation = placement.metadata.generation;
-            let fully_scheduled = placement
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_deref())
-                .and_then(|c| find(c, "ClusterResourcePlacementScheduled"))
-                .is_some_and(|c| c.status == "True" && c.observed_generation == generation);
-            if change.requeues(placement.spec.placement_type(), fully_scheduled) {
-                due.schedule(now, ObjectRef::from_obj(&*placement));
-            }
+        for family in &families {
+            family.cluster_changed(&change, now);
         }
     }
 }
 
 /// Watches every placeable kind the hub serves (new kinds are picked up every
 /// [`REDISCOVER`]) and requeues the placements whose selectors may pick a changed object.
-pub(crate) async fn watch_resources(
-    client: Client,
-    placements: Placements,
-    due: Due,
-    clock: Arc<dyn Clock>,
-) {
+pub(crate) async fn watch_resources(client: Client, families: Families, clock: Arc<dyn Clock>) {
     let kinds = HubKinds::new(client.clone());
+    let families = Arc::new(families);
     let mut watched: HashSet<KindInfo> = HashSet::new();
     loop {
         if let Ok(served) = kinds.get(true).await {
@@ -81,8 +115,7 @@ pub(crate) async fn watch_resources(
                     tokio::spawn(watch_kind(
                         client.clone(),
                         kind.clone(),
-                        placements.clone(),
-                        due.clone(),
+                        families.clone(),
                         clock.clone(),
                     ));
                 }
@@ -97,8 +130,7 @@ pub(crate) async fn watch_resources(
 async fn watch_kind(
     client: Client,
     kind: KindInfo,
-    placements: Placements,
-    due: Due,
+    families: Arc<Families>,
     clock: Arc<dyn Clock>,
 ) {
     let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
@@ -118,24 +150,29 @@ async fn watch_kind(
             _ => continue,
         };
         let namespace = object.namespace();
-        for placement in placements.state() {
-            if may_select(&placement, &kind, namespace.as_deref(), &object.name_any()) {
-                due.schedule(clock.now(), ObjectRef::from_obj(&*placement));
-            }
+        let now = clock.now();
+        for family in families.iter() {
+            family.object_changed(&kind, namespace.as_deref(), &object.name_any(), now);
         }
     }
 }
 
-/// Whether `placement`'s selectors may pick an object of `kind` named `name` (in `namespace`):
-/// a term of its kind, or for a namespaced object a namespace term that may pick its
-/// namespace. Generous on purpose: a placement requeued for nothing makes no new snapshot.
+/// Whether a placement with `spec` (a ResourcePlacement when it lives in namespace `home`)
+/// may pick an object of `kind` named `name` (in `namespace`): a term of its kind, or for a
+/// ClusterResourcePlacement and a namespaced object a namespace term that may pick its
+/// namespace; a ResourcePlacement picks only objects of its own namespace. Generous on
+/// purpose: a placement requeued for nothing makes no new snapshot.
 fn may_select(
-    placement: &ClusterResourcePlacement,
+    spec: &PlacementSpec,
+    home: Option<&str>,
     kind: &KindInfo,
     namespace: Option<&str>,
     name: &str,
 ) -> bool {
-    placement.spec.resource_selectors.iter().any(|term| {
+    if home.is_some() && namespace != home {
+        return false;
+    }
+    spec.resource_selectors.iter().any(|term| {
         let same_kind = term.group == kind.group && term.kind == kind.kind;
         let names_match = term.name.as_deref().is_none_or(|n| n == name);
         let namespace_term = term.group.is_empty() && term.kind == "Namespace";

@@ -21,6 +21,7 @@ use serde_json::json;
 use super::snapshots::owned;
 use super::{ControllerError, writes};
 use crate::eviction::{EvictionInput, Verdict, evaluate, is_final};
+use crate::placement_key::PlacementKey;
 
 struct Context {
     client: Client,
@@ -59,7 +60,8 @@ async fn reconcile(
     let placement = Api::<ClusterResourcePlacement>::all(ctx.client.clone())
         .get_opt(&spec.placement_name)
         .await?;
-    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &spec.placement_name).await?;
+    let placement_key = PlacementKey::cluster(&spec.placement_name);
+    let bindings: Vec<ClusterResourceBinding> = owned(&ctx.client, &placement_key).await?;
     let budget = Api::<ClusterResourcePlacementDisruptionBudget>::all(ctx.client.clone())
         .get_opt(&spec.placement_name)
         .await?;
@@ -89,6 +91,6 @@ async fn reconcile(
         set_condition(&mut conditions, condition, ctx.clock.now());
     }
     let api: Api<ClusterResourcePlacementEviction> = Api::all(ctx.client.clone());
-    writes::status(&api, &*eviction, json!({"conditions": conditions})).await?;
+    writes::status(&api, &eviction.metadata, json!({"conditions": conditions})).await?;
     Ok(Action::await_change())
 }

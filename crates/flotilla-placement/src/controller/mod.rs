@@ -2,25 +2,31 @@
 //! They talk to the hub only through a `kube::Client`, so they run the same in-process and
 //! against any Kubernetes API server with Flotilla's CRDs.
 //!
-//! - [`placement`]: one reconcile per `ClusterResourcePlacement` brings its policy and
-//!   resource snapshots up to date ([`crate::snapshot`] over [`crate::selection`]), runs the
-//!   scheduler ([`crate::scheduler`]) and writes its bindings, rolls the latest resources out
-//!   to them, and writes the placement's status.
+//! - [`placement`]: one reconcile ([`reconcile`]) per `ClusterResourcePlacement` or
+//!   `ResourcePlacement` brings its policy and resource snapshots up to date
+//!   ([`crate::snapshot`] over [`crate::selection`]), runs the scheduler
+//!   ([`crate::scheduler`]) and writes its bindings, rolls the latest resources out to them,
+//!   and writes the placement's status. Both kinds run the same code, written once over a
+//!   [`family`] of kinds.
 //! - [`eviction`]: a placement eviction deletes one binding when the disruption budget allows.
 //! - [`override_snapshots`]: an immutable snapshot per version of every override.
-//! - [`work_generator`]: one reconcile per `ClusterResourceBinding` turns a bound binding into
-//!   the `Work` in its member's namespace, and the Work's status back into the binding's.
+//! - [`work_generator`]: one reconcile per `ClusterResourceBinding` or `ResourceBinding` turns
+//!   a bound binding into the `Work` in its member's namespace, and the Work's status back
+//!   into the binding's.
 //! - [`changes`] tells the placement controller when hub objects a placement may select
 //!   change, and [`discovery`] keeps the list of kinds the hub serves.
 
 mod binding_cache;
 mod changes;
+mod desired_work;
 mod discovery;
 pub mod eviction;
+mod family;
 mod naming;
 pub mod override_snapshots;
 pub mod placement;
 pub mod placement_status;
+mod reconcile;
 mod rolling;
 mod scheduling;
 mod snapshots;

@@ -2,6 +2,8 @@
 
 use serde_json::json;
 
+use crate::placement_key::PlacementKey;
+
 /// Label on bindings (and snapshots) naming their placement.
 pub(crate) use flotilla_api::placement::snapshots::PARENT_PLACEMENT_LABEL;
 
@@ -21,9 +23,18 @@ pub(crate) fn binding_name(placement: &str, cluster: &str) -> String {
     format!("{placement}-{cluster}-{}", &digest[..8])
 }
 
-/// The Work of `placement` in a member's namespace (KubeFleet's `<placement>-work`).
-pub(crate) fn work_name(placement: &str) -> String {
-    format!("{placement}-work")
+/// Label on a Work of a `ResourcePlacement`'s binding naming the binding's (and the
+/// placement's) namespace, which the Work's own namespace (the member's) does not tell.
+pub(crate) const PARENT_NAMESPACE_LABEL: &str = "kubernetes-fleet.io/parent-placement-namespace";
+
+/// The Work of `placement` in a member's namespace: KubeFleet's `<placement>-work`, or
+/// `<namespace>.<placement>-work` for a `ResourcePlacement` (placements of two namespaces,
+/// and a ClusterResourcePlacement, may share a name).
+pub(crate) fn work_name(placement: &PlacementKey) -> String {
+    match placement.namespace() {
+        Some(namespace) => format!("{namespace}.{}-work", placement.name),
+        None => format!("{}-work", placement.name),
+    }
 }
 
 #[cfg(test)]
@@ -35,5 +46,14 @@ mod tests {
         assert_ne!(binding_name("a-b", "c"), binding_name("a", "b-c"));
         assert!(binding_name("web", "member-1").starts_with("web-member-1-"));
         assert_eq!(binding_name("web", "m"), binding_name("web", "m"));
+    }
+
+    #[test]
+    fn works_are_named_as_kubefleet_names_them() {
+        assert_eq!(work_name(&PlacementKey::cluster("web")), "web-work");
+        assert_eq!(
+            work_name(&PlacementKey::namespaced("app", "web")),
+            "app.web-work"
+        );
     }
 }

@@ -3,7 +3,6 @@
 //! labelled), planned by [`crate::overrides::plan_snapshots`]. Placements pick up the latest
 //! snapshots at their next rollout, which a new snapshot triggers.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 
 use flotilla_api::placement::override_snapshots::{
@@ -15,30 +14,20 @@ use flotilla_api::placement::{
     ResourceOverrideSnapshot,
 };
 use futures::StreamExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource, ResourceExt};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use kube::{Api, Client, ResourceExt};
 
+use super::family::{Object, api_in, owner_reference};
 use super::{ControllerError, writes};
 use crate::overrides::{NewSnapshot, OVERRIDE_HISTORY_LIMIT, SnapshotRecord, plan_snapshots};
 
 /// An override kind and its snapshot kind.
-trait Override:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
-{
-    /// The snapshot kind.
-    type Snapshot: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug
-        + Send
-        + Sync
-        + 'static;
+trait Override: Object {
+    /// The snapshot kind (namespaced as the override is).
+    type Snapshot: Object;
 
     /// The override's spec, as hashed.
     fn spec_json(&self) -> serde_json::Value;
@@ -48,9 +37,6 @@ trait Override:
 
     /// The snapshot as the planner reads it.
     fn record(snapshot: &Self::Snapshot) -> SnapshotRecord<'_>;
-
-    /// The API of this override's snapshots (in its namespace, for a namespaced override).
-    fn snapshots(&self, client: &Client) -> Api<Self::Snapshot>;
 }
 
 impl Override for ClusterResourceOverride {
@@ -73,10 +59,6 @@ impl Override for ClusterResourceOverride {
     fn record(snapshot: &Self::Snapshot) -> SnapshotRecord<'_> {
         SnapshotRecord::from(snapshot)
     }
-
-    fn snapshots(&self, client: &Client) -> Api<Self::Snapshot> {
-        Api::all(client.clone())
-    }
 }
 
 impl Override for ResourceOverride {
@@ -98,10 +80,6 @@ impl Override for ResourceOverride {
 
     fn record(snapshot: &Self::Snapshot) -> SnapshotRecord<'_> {
         SnapshotRecord::from(snapshot)
-    }
-
-    fn snapshots(&self, client: &Client) -> Api<Self::Snapshot> {
-        Api::namespaced(client.clone(), &self.namespace().unwrap_or_default())
     }
 }
 
@@ -137,7 +115,8 @@ async fn reconcile<K: Override>(
         return Ok(Action::await_change());
     }
     let name = object.name_any();
-    let api = object.snapshots(&client);
+    // The override's snapshots: in its namespace, for a namespaced override.
+    let api = api_in::<K::Snapshot>(&client, object.namespace().as_deref());
     let existing = api
         .list(&ListParams::default().labels(&format!("{OVERRIDE_TRACKING_LABEL}={name}")))
         .await?
@@ -156,7 +135,7 @@ async fn reconcile<K: Override>(
             name: Some(name),
             namespace: object.namespace(),
             labels: Some(labels),
-            owner_references: Some(vec![owner(&*object)]),
+            owner_references: Some(vec![owner_reference(&*object)]),
             ..ObjectMeta::default()
         };
         writes::create(&api, &object.snapshot(metadata, hash)).await?;
@@ -171,15 +150,4 @@ async fn reconcile<K: Override>(
         writes::delete(&api, old).await?;
     }
     Ok(Action::await_change())
-}
-
-fn owner<K: Override>(object: &K) -> OwnerReference {
-    OwnerReference {
-        api_version: K::api_version(&()).into_owned(),
-        kind: K::kind(&()).into_owned(),
-        name: object.name_any(),
-        uid: object.uid().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
 }

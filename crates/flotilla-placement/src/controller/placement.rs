@@ -1,57 +1,51 @@
-//! The `ClusterResourcePlacement` controller: one reconcile brings a placement's snapshots,
-//! bindings, rollout and status up to date.
+//! The placement controllers: one kube-rs controller per family ([`ClusterFamily`]'s
+//! `ClusterResourcePlacement`s, [`NamespacedFamily`]'s `ResourcePlacement`s), each running
+//! the same reconcile ([`super::reconcile`]), and sharing the member-cluster cache, the hub's
+//! kinds and the watchers that requeue placements on cluster and resource changes.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
-use flotilla_api::placement::snapshots::IS_LATEST_SNAPSHOT_LABEL;
-use flotilla_api::placement::{
-    ClusterResourceBinding, ClusterResourceOverrideSnapshot, ClusterResourcePlacement,
-    ClusterSchedulingPolicySnapshot, ResourceOverrideSnapshot,
-};
+use flotilla_api::placement::{ClusterResourceOverrideSnapshot, ResourceOverrideSnapshot};
 use flotilla_apiserver::clock::{Clock, Deadlines};
-use flotilla_apiserver::finalizer;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::binding_cache::BindingCache;
+use super::changes::{self, Families, Placements};
 use super::discovery::HubKinds;
-use super::naming::{PARENT_PLACEMENT_LABEL, PLACEMENT_FINALIZER};
-use super::scheduling::{self, Cycle};
-use super::snapshots;
-use super::writes::Written;
-use super::{ControllerError, changes, placement_status, rolling, writes};
-use crate::overrides::{ApplicableOverrides, ClusterOverrides, ClusterView};
-use crate::snapshot::Owner;
-use crate::snapshot::policy::effective_policy;
+use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, object_ref};
+use super::naming::PARENT_PLACEMENT_LABEL;
+use super::{ControllerError, reconcile};
+use crate::placement_key::PlacementKey;
 
-/// How soon a reconcile that found the binding cache behind the controller's own writes
-/// looks again (the watch event it waits for normally triggers it sooner).
-const CACHE_BEHIND_RETRY: Duration = Duration::from_millis(100);
-
-/// What every reconcile shares.
-pub(crate) struct Context {
+/// What every reconcile of family `F` shares.
+pub(crate) struct Context<F: PlacementFamily> {
     pub client: Client,
     pub clock: Arc<dyn Clock>,
     pub windows: EligibilityWindows,
-    pub kinds: HubKinds,
+    pub kinds: Arc<HubKinds>,
     pub clusters: Store<MemberCluster>,
-    pub bindings: Arc<BindingCache>,
-    pub deadlines: Deadlines<ObjectRef<ClusterResourcePlacement>>,
+    pub bindings: Arc<BindingCache<F>>,
+    pub deadlines: Deadlines<ObjectRef<F::Placement>>,
 }
 
-/// Runs the placement controller until the client's API goes away.
+/// What both families' controllers share.
+struct Shared {
+    client: Client,
+    clock: Arc<dyn Clock>,
+    kinds: Arc<HubKinds>,
+    clusters: Store<MemberCluster>,
+}
+
+/// Runs the placement controllers of both families until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
-    let (deadlines, due) = Deadlines::new(clock.clone());
-    let placements: Api<ClusterResourcePlacement> = Api::all(client.clone());
     let (clusters, cluster_writer) = reflector::store();
     let cluster_events = reflector(
         cluster_writer,
@@ -61,46 +55,60 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
         ),
     )
     .applied_objects();
+    let shared = Shared {
+        client: client.clone(),
+        clock: clock.clone(),
+        kinds: Arc::new(HubKinds::new(client.clone())),
+        clusters,
+    };
+    let (cluster_placements, cluster_requeue) = controller::<ClusterFamily>(&shared);
+    let (namespaced_placements, namespaced_requeue) = controller::<NamespacedFamily>(&shared);
+    let families: Families = vec![cluster_requeue, namespaced_requeue];
+    tokio::spawn(changes::watch_clusters(
+        cluster_events,
+        families.clone(),
+        clock.clone(),
+    ));
+    tokio::spawn(changes::watch_resources(client, families, clock));
+    tokio::join!(cluster_placements, namespaced_placements);
+}
+
+/// The controller of family `F` (to run) and the handle that requeues its placements.
+fn controller<F: PlacementFamily>(
+    shared: &Shared,
+) -> (BoxFuture<'static, ()>, Arc<dyn changes::Requeue>) {
+    let client = &shared.client;
+    let (deadlines, due) = Deadlines::new(shared.clock.clone());
     let (placement_store, placement_writer) = reflector::store();
     let placement_events = reflector(
         placement_writer,
-        watcher(placements.clone(), watcher::Config::default()),
+        watcher(
+            Api::<F::Placement>::all(client.clone()),
+            watcher::Config::default(),
+        ),
     )
     .touched_objects()
     .default_backoff();
-    let (bindings, binding_events) = BindingCache::watch(client.clone());
-    let ctx = Arc::new(Context {
+    let (bindings, binding_events) = BindingCache::<F>::watch(client.clone());
+    let ctx = Arc::new(Context::<F> {
         bindings,
         client: client.clone(),
-        clock: clock.clone(),
+        clock: shared.clock.clone(),
         windows: EligibilityWindows::default(),
-        kinds: HubKinds::new(client.clone()),
-        clusters,
+        kinds: shared.kinds.clone(),
+        clusters: shared.clusters.clone(),
         deadlines: deadlines.clone(),
     });
-    tokio::spawn(changes::watch_clusters(
-        cluster_events,
-        placement_store.clone(),
-        deadlines.clone(),
-        clock.clone(),
-    ));
-    tokio::spawn(changes::watch_resources(
-        client.clone(),
-        placement_store.clone(),
-        deadlines,
-        clock,
-    ));
-    let by_parent = |labels: &std::collections::BTreeMap<String, String>| {
-        labels
-            .get(PARENT_PLACEMENT_LABEL)
-            .map(|parent| ObjectRef::new(parent))
-    };
-    Controller::for_stream(placement_events, placement_store.clone())
-        .watches_stream(binding_events, move |b| by_parent(b.labels()))
+    let requeue = Arc::new(Placements::<F> {
+        store: placement_store.clone(),
+        due: deadlines,
+    });
+    let running = Controller::for_stream(placement_events, placement_store.clone())
+        .watches_stream(binding_events, parent_of::<F, _>)
         .watches(
-            Api::<ClusterSchedulingPolicySnapshot>::all(client.clone()),
+            Api::<F::PolicySnapshot>::all(client.clone()),
             watcher::Config::default(),
-            move |s| by_parent(s.labels()),
+            parent_of::<F, _>,
         )
         .watches(
             Api::<ClusterResourceOverrideSnapshot>::all(client.clone()),
@@ -110,22 +118,34 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
         .watches(
             Api::<ResourceOverrideSnapshot>::all(client.clone()),
             watcher::Config::default(),
-            every_placement(placement_store.clone()),
+            every_placement(placement_store),
         )
         .reconcile_on(due)
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile::reconcile::<F>, error_policy::<F>, ctx)
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "placement reconcile");
             }
-        })
-        .await;
+        });
+    (running.boxed(), requeue)
+}
+
+/// The placement a binding or snapshot belongs to: its parent label names it, in the
+/// record's own namespace (none for the cluster-scoped family).
+fn parent_of<F: PlacementFamily, K: Resource>(record: K) -> Option<ObjectRef<F::Placement>> {
+    let labels: &BTreeMap<String, String> = record.meta().labels.as_ref()?;
+    let parent = labels.get(PARENT_PLACEMENT_LABEL)?;
+    let key = PlacementKey::of(record.meta().namespace.as_deref(), parent);
+    Some(object_ref(&key))
 }
 
 /// A mapper sending any change to every placement: new override snapshots may apply to any.
-fn every_placement<T>(
-    placements: Store<ClusterResourcePlacement>,
-) -> impl Fn(T) -> Vec<ObjectRef<ClusterResourcePlacement>> + Send + Sync + 'static {
+fn every_placement<K, T>(
+    placements: Store<K>,
+) -> impl Fn(T) -> Vec<ObjectRef<K>> + Send + Sync + 'static
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
     move |_| {
         placements
             .state()
@@ -135,167 +155,11 @@ fn every_placement<T>(
     }
 }
 
-fn error_policy(
-    crp: Arc<ClusterResourcePlacement>,
+fn error_policy<F: PlacementFamily>(
+    placement: Arc<F::Placement>,
     error: &ControllerError,
-    _: Arc<Context>,
+    _: Arc<Context<F>>,
 ) -> Action {
-    error.retry(&format!("placement {}", crp.name_any()))
-}
-
-async fn reconcile(
-    crp: Arc<ClusterResourcePlacement>,
-    ctx: Arc<Context>,
-) -> Result<Action, ControllerError> {
-    let api: Api<ClusterResourcePlacement> = Api::all(ctx.client.clone());
-    let name = crp.name_any();
-    if crp.metadata.deletion_timestamp.is_some() {
-        return delete(&api, &crp, &ctx).await;
-    }
-    if !finalizer::has(&*crp, PLACEMENT_FINALIZER) {
-        finalizer::add(&api, &crp, PLACEMENT_FINALIZER).await?;
-        return Ok(Action::await_change());
-    }
-    let owner = Owner {
-        name: name.clone(),
-        generation: crp.metadata.generation.unwrap_or_default(),
-        reference: owner_reference(&crp),
-    };
-    let Some(bindings) = ctx.bindings.of(&name) else {
-        return Ok(Action::requeue(CACHE_BEHIND_RETRY));
-    };
-    let policy_snapshot = snapshots::sync_policy(&ctx.client, &crp, &owner).await?;
-    let resources = snapshots::sync_resources(&ctx.client, &ctx.kinds, &crp, &owner).await?;
-    let clusters: Vec<MemberCluster> = ctx.clusters.state().iter().map(|c| (**c).clone()).collect();
-    let now = ctx.clock.now();
-    let (decision, changed) = scheduling::run(
-        &ctx.client,
-        &ctx.bindings,
-        &clusters,
-        Cycle {
-            crp: &crp,
-            owner: &owner.reference,
-            snapshot: &policy_snapshot,
-            bindings: &bindings,
-            now,
-            windows: ctx.windows,
-        },
-    )
-    .await?;
-    if decision.requeue || changed {
-        // The binding writes come back through the watch; the next reconcile continues.
-        return Ok(Action::await_change());
-    }
-    let policy = effective_policy(&policy_snapshot);
-    let cluster_overrides = latest_overrides(&ctx.client).await?;
-    let applicable = ApplicableOverrides::select(
-        &name,
-        &resources.selection.manifests,
-        &cluster_overrides.0,
-        &cluster_overrides.1,
-    );
-    let overrides_for = |cluster: &str| -> ClusterOverrides {
-        let Some(member) = ctx.clusters.get(&ObjectRef::new(cluster)) else {
-            return ClusterOverrides::default();
-        };
-        applicable
-            .for_cluster(ClusterView::from(&*member))
-            .unwrap_or_else(|e| {
-                tracing::warn!(placement = %name, %cluster, error = %e, "override rules unusable");
-                ClusterOverrides::default()
-            })
-    };
-    let target = rolling::Target {
-        snapshot: &resources.name,
-        overrides: &overrides_for,
-        crp: &crp,
-        policy: &policy,
-    };
-    let (changed, recheck_at) =
-        rolling::run(&ctx.client, &ctx.bindings, &target, &bindings, now).await?;
-    if let Some(at) = recheck_at {
-        ctx.deadlines.schedule(at, ObjectRef::from_obj(&*crp));
-    }
-    if changed {
-        return Ok(Action::await_change());
-    }
-    // The scheduler's status write may be newer than the snapshot read above.
-    let policy_snapshot = Api::<ClusterSchedulingPolicySnapshot>::all(ctx.client.clone())
-        .get(&policy_snapshot.name_any())
-        .await?;
-    placement_status::write(
-        &ctx.client,
-        &placement_status::StatusInput {
-            crp: &crp,
-            resources: &resources,
-            snapshots: &resources.snapshots,
-            policy_snapshot: &policy_snapshot,
-            bindings: &bindings,
-            now,
-        },
-    )
-    .await?;
-    Ok(Action::await_change())
-}
-
-/// The latest ClusterResourceOverride and ResourceOverride snapshots.
-async fn latest_overrides(
-    client: &Client,
-) -> Result<
-    (
-        Vec<ClusterResourceOverrideSnapshot>,
-        Vec<ResourceOverrideSnapshot>,
-    ),
-    kube::Error,
-> {
-    let latest = ListParams::default().labels(&format!("{IS_LATEST_SNAPSHOT_LABEL}=true"));
-    let cluster = Api::<ClusterResourceOverrideSnapshot>::all(client.clone())
-        .list(&latest)
-        .await?
-        .items;
-    let namespaced = Api::<ResourceOverrideSnapshot>::all(client.clone())
-        .list(&latest)
-        .await?
-        .items;
-    Ok((cluster, namespaced))
-}
-
-/// Deleting a placement: its bindings go first (each waits for its Works, and so for the
-/// members to remove the placed resources), then the finalizer. Snapshots and bindings are
-/// owned by the placement, so the hub's garbage collector removes what is left.
-async fn delete(
-    api: &Api<ClusterResourcePlacement>,
-    crp: &ClusterResourcePlacement,
-    ctx: &Context,
-) -> Result<Action, ControllerError> {
-    let name = crp.name_any();
-    let Some(bindings) = ctx.bindings.of(&name) else {
-        return Ok(Action::requeue(CACHE_BEHIND_RETRY));
-    };
-    if bindings.is_empty() {
-        tracing::info!(placement = %name, "placement deleted; its members are clean");
-        finalizer::remove(api, crp, PLACEMENT_FINALIZER).await?;
-        ctx.bindings.forget(&name);
-        return Ok(Action::await_change());
-    }
-    let binding_api: Api<ClusterResourceBinding> = Api::all(ctx.client.clone());
-    let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = bindings
-        .iter()
-        .filter(|b| b.metadata.deletion_timestamp.is_none())
-        .map(|b| writes::delete(&binding_api, b.meta().name.as_deref().unwrap_or_default()).boxed())
-        .collect();
-    ctx.bindings.record(&name, writes::all(pending).await)?;
-    Ok(Action::await_change())
-}
-
-/// The owner reference snapshots and bindings of `crp` carry.
-fn owner_reference(crp: &ClusterResourcePlacement) -> OwnerReference {
-    OwnerReference {
-        api_version: ClusterResourcePlacement::api_version(&()).into_owned(),
-        kind: ClusterResourcePlacement::kind(&()).into_owned(),
-        name: crp.name_any(),
-        uid: crp.uid().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
+    let key = PlacementKey::of(placement.namespace().as_deref(), &placement.name_any());
+    error.retry(&format!("placement {key}"))
 }

@@ -1,17 +1,18 @@
 //! Writes a placement's status: the roll-up of [`crate::status::placement_status`] plus one
-//! condition of Flotilla's own, `ClusterResourcePlacementResourcesSelected`, that says when
+//! condition of Flotilla's own, `ClusterResourcePlacementResourcesSelected` (or
+//! `ResourcePlacementResourcesSelected`), that says when
 //! the selectors cannot select anything as written or select nothing at all, so a placement
 //! that places nothing explains itself.
 
 use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::placement::status::ResourceIdentifier;
 use flotilla_api::placement::{
-    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
-    ClusterSchedulingPolicySnapshot,
+    ClusterResourceBinding, ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot,
 };
 use k8s_openapi::jiff::Timestamp;
-use kube::{Api, Client};
+use kube::Client;
 
+use super::family::{Parent, PlacementFamily, api};
 use super::snapshots::LatestResources as Latest;
 use super::writes;
 use crate::selection;
@@ -21,12 +22,15 @@ use crate::status::{
     placement_status,
 };
 
-/// The type of Flotilla's selection condition.
-pub const RESOURCES_SELECTED: &str = "ClusterResourcePlacementResourcesSelected";
+/// The type of Flotilla's selection condition on a placement of `kind`, e.g.
+/// `ClusterResourcePlacementResourcesSelected`.
+pub fn resources_selected(kind: PlacementKind) -> String {
+    format!("{}ResourcesSelected", kind.prefix())
+}
 
-/// Everything the status is computed from.
+/// Everything the status is computed from (records in their working form).
 pub(crate) struct StatusInput<'a> {
-    pub crp: &'a ClusterResourcePlacement,
+    pub parent: &'a Parent<'a>,
     pub resources: &'a Latest,
     pub snapshots: &'a [ClusterResourceSnapshot],
     pub policy_snapshot: &'a ClusterSchedulingPolicySnapshot,
@@ -35,10 +39,13 @@ pub(crate) struct StatusInput<'a> {
 }
 
 /// Computes the status and writes it if it changed.
-pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<(), kube::Error> {
-    let crp = input.crp;
-    let placement = crp.metadata.name.clone().unwrap_or_default();
-    let generation = crp.metadata.generation.unwrap_or_default();
+pub(crate) async fn write<F: PlacementFamily>(
+    client: &Client,
+    input: &StatusInput<'_>,
+) -> Result<(), kube::Error> {
+    let parent = input.parent;
+    let placement = &parent.key.name;
+    let generation = parent.generation();
     let selected: Vec<ResourceIdentifier> = input
         .resources
         .selection
@@ -50,7 +57,7 @@ pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<()
     let binding_indices: Vec<Option<String>> = input
         .bindings
         .iter()
-        .map(|b| index_of(&placement, &b.spec.resource_snapshot_name).map(|i| i.to_string()))
+        .map(|b| index_of(placement, &b.spec.resource_snapshot_name).map(|i| i.to_string()))
         .collect();
     let views: Vec<PlacementBinding> = input
         .bindings
@@ -66,12 +73,12 @@ pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<()
             .map(|m| m.iter().map(selection::identifier).collect())
             .unwrap_or_default()
     };
-    let previous = crp.status.clone().unwrap_or_default();
+    let previous = parent.status.cloned().unwrap_or_default();
     let mut status = placement_status(&PlacementInput {
-        kind: PlacementKind::ClusterResourcePlacement,
+        kind: F::KIND,
         generation,
-        policy: crp.spec.policy.as_ref(),
-        strategy: crp.spec.strategy.as_ref(),
+        policy: parent.spec.policy.as_ref(),
+        strategy: parent.spec.strategy.as_ref(),
         latest: LatestResources {
             snapshot: &input.resources.name,
             index: &index,
@@ -84,23 +91,31 @@ pub(crate) async fn write(client: &Client, input: &StatusInput<'_>) -> Result<()
         now: input.now,
     });
     let mut conditions = status.conditions.take().unwrap_or_default();
+    let selected_type = resources_selected(F::KIND);
     set_condition(
         &mut conditions,
-        selection_condition(&input.resources.selection, generation),
+        selection_condition(&selected_type, &input.resources.selection, generation),
         input.now,
     );
     status.conditions = Some(conditions);
     if status == previous {
         return Ok(());
     }
-    let api: Api<ClusterResourcePlacement> = Api::all(client.clone());
-    writes::status(&api, crp, serde_json::to_value(&status).unwrap_or_default())
-        .await
-        .map(drop)
+    writes::status(
+        &api::<F::Placement>(client, &parent.key),
+        parent.meta,
+        serde_json::to_value(&status).unwrap_or_default(),
+    )
+    .await
+    .map(drop)
 }
 
-/// Whether the selectors selected something, and if not, why.
-fn selection_condition(selection: &selection::Selection, generation: i64) -> NewCondition<'static> {
+/// Whether the selectors selected something, and if not, why (as condition `type_`).
+fn selection_condition<'a>(
+    type_: &'a str,
+    selection: &selection::Selection,
+    generation: i64,
+) -> NewCondition<'a> {
     let (status, reason, message) = if !selection.problems.is_empty() {
         (
             "False",
@@ -121,7 +136,7 @@ fn selection_condition(selection: &selection::Selection, generation: i64) -> New
         )
     };
     NewCondition {
-        type_: RESOURCES_SELECTED,
+        type_,
         status,
         reason,
         message,

@@ -4,7 +4,8 @@
 
 use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::placement::policy::PlacementPolicy;
-use flotilla_api::placement::{BindingState, ClusterResourceBinding, ClusterResourcePlacement};
+use flotilla_api::placement::strategy::ApplyStrategy;
+use flotilla_api::placement::{BindingState, ClusterResourceBinding};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
@@ -12,6 +13,7 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use super::binding_cache::BindingCache;
+use super::family::{Object, Parent, PlacementFamily, api};
 use super::writes::Written;
 use super::{ControllerError, writes};
 use crate::overrides::ClusterOverrides;
@@ -25,7 +27,7 @@ pub(crate) struct Target<'a> {
     /// The override snapshots with a rule for a cluster.
     pub overrides: &'a (dyn Fn(&str) -> ClusterOverrides + Sync),
     /// The placement.
-    pub crp: &'a ClusterResourcePlacement,
+    pub parent: &'a Parent<'a>,
     /// The effective policy (PickN's number of clusters from the policy snapshot).
     pub policy: &'a PlacementPolicy,
 }
@@ -41,8 +43,8 @@ impl Target<'_> {
             && binding.spec.resource_override_snapshots == overrides.resource_overrides
     }
 
-    fn apply_strategy(&self) -> Option<flotilla_api::placement::strategy::ApplyStrategy> {
-        self.crp
+    fn apply_strategy(&self) -> Option<ApplyStrategy> {
+        self.parent
             .spec
             .strategy
             .as_ref()
@@ -52,15 +54,15 @@ impl Target<'_> {
 
 /// Runs a round and writes it (recording the binding writes in `cache`); returns whether any
 /// binding's spec changed and when to look again.
-pub(crate) async fn run(
+pub(crate) async fn run<F: PlacementFamily>(
     client: &Client,
-    cache: &BindingCache,
+    cache: &BindingCache<F>,
     target: &Target<'_>,
     bindings: &[ClusterResourceBinding],
     now: Timestamp,
 ) -> Result<(bool, Option<Timestamp>), ControllerError> {
     let config = target
-        .crp
+        .parent
         .spec
         .strategy
         .as_ref()
@@ -72,17 +74,17 @@ pub(crate) async fn run(
         .collect();
     let plan = match rollout(&RolloutInput {
         policy: target.policy,
-        strategy: target.crp.spec.strategy.as_ref(),
+        strategy: target.parent.spec.strategy.as_ref(),
         bindings: &views,
         now,
     }) {
         Ok(plan) => plan,
         Err(invalid) => {
-            tracing::warn!(placement = %target.crp.name_any(), %invalid, "rollout held");
+            tracing::warn!(placement = %target.parent.key, %invalid, "rollout held");
             return Ok((false, None));
         }
     };
-    let api: Api<ClusterResourceBinding> = Api::all(client.clone());
+    let api = api::<F::Binding>(client, &target.parent.key);
     let changed = bindings.iter().any(|b| {
         matches!(
             plan.action(&b.name_any()),
@@ -92,14 +94,14 @@ pub(crate) async fn run(
     let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = bindings
         .iter()
         .filter_map(|b| Some((b, plan.action(&b.name_any())?)))
-        .map(|(binding, action)| carry_out(&api, target, binding, action, now).boxed())
+        .map(|(binding, action)| carry_out::<F>(&api, target, binding, action, now).boxed())
         .collect();
-    cache.record(&target.crp.name_any(), writes::all(pending).await)?;
+    cache.record(&target.parent.key, writes::all(pending).await)?;
     Ok((changed, plan.recheck_at))
 }
 
-async fn carry_out(
-    api: &Api<ClusterResourceBinding>,
+async fn carry_out<F: PlacementFamily>(
+    api: &Api<F::Binding>,
     target: &Target<'_>,
     binding: &ClusterResourceBinding,
     action: &Action,
@@ -117,10 +119,10 @@ async fn carry_out(
                 "resourceOverrideSnapshots": overrides.resource_overrides,
                 "applyStrategy": target.apply_strategy(),
             }});
-            Some(
-                api.patch(&name, &Default::default(), &kube::api::Patch::Merge(patch))
-                    .await?,
-            )
+            let patched = api
+                .patch(&name, &Default::default(), &kube::api::Patch::Merge(patch))
+                .await?;
+            Some(Into::<ClusterResourceBinding>::into(patched))
         }
         _ => None,
     };
@@ -137,8 +139,8 @@ async fn carry_out(
 }
 
 /// Sets one condition on the binding's status, if it changes anything.
-async fn write_condition(
-    api: &Api<ClusterResourceBinding>,
+async fn write_condition<K: Object>(
+    api: &Api<K>,
     binding: &ClusterResourceBinding,
     condition: NewCondition<'_>,
     now: Timestamp,
@@ -151,5 +153,5 @@ async fn write_condition(
     if !set_condition(&mut conditions, condition, now) {
         return Ok(None);
     }
-    writes::status(api, binding, json!({"conditions": conditions})).await
+    writes::status(api, &binding.metadata, json!({"conditions": conditions})).await
 }

@@ -10,8 +10,7 @@ use flotilla_api::conditions::set_condition;
 use flotilla_api::placement::binding::PREVIOUS_STATE_ANNOTATION;
 use flotilla_api::placement::snapshots::ClusterDecision;
 use flotilla_api::placement::{
-    BindingState, ClusterResourceBinding, ClusterResourcePlacement,
-    ClusterSchedulingPolicySnapshot, ResourceBindingSpec,
+    BindingState, ClusterResourceBinding, ClusterSchedulingPolicySnapshot, ResourceBindingSpec,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -21,6 +20,7 @@ use kube::{Api, Client};
 use serde_json::json;
 
 use super::binding_cache::BindingCache;
+use super::family::{Parent, PlacementFamily, api};
 use super::naming::{BINDING_FINALIZER, PARENT_PLACEMENT_LABEL, binding_name};
 use super::writes::Written;
 use super::{ControllerError, writes};
@@ -30,12 +30,12 @@ use crate::snapshot::policy::effective_policy;
 /// One scheduling cycle's inputs besides the cluster list.
 pub(crate) struct Cycle<'a> {
     /// The placement.
-    pub crp: &'a ClusterResourcePlacement,
+    pub parent: &'a Parent<'a>,
     /// Its owner reference (bindings are owned by the placement).
     pub owner: &'a OwnerReference,
-    /// The latest policy snapshot.
+    /// The latest policy snapshot (working form).
     pub snapshot: &'a ClusterSchedulingPolicySnapshot,
-    /// The placement's bindings.
+    /// The placement's bindings (working form).
     pub bindings: &'a [ClusterResourceBinding],
     /// The time eligibility is judged at.
     pub now: Timestamp,
@@ -45,9 +45,9 @@ pub(crate) struct Cycle<'a> {
 
 /// Schedules and writes the decision (recording the binding writes in `cache`); returns it
 /// and whether any binding changed.
-pub(crate) async fn run(
+pub(crate) async fn run<F: PlacementFamily>(
     client: &Client,
-    cache: &BindingCache,
+    cache: &BindingCache<F>,
     clusters: &[MemberCluster],
     cycle: Cycle<'_>,
 ) -> Result<(Decision, bool), ControllerError> {
@@ -67,30 +67,34 @@ pub(crate) async fn run(
             .as_ref()
             .map_or(&[], |s| &s.target_clusters),
     });
-    let api: Api<ClusterResourceBinding> = Api::all(client.clone());
+    let key = &cycle.parent.key;
+    let api = api::<F::Binding>(client, key);
     let changed = !decision.changes.is_empty();
     let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = decision
         .changes
         .iter()
-        .map(|change| carry_out(&api, &cycle, &snapshot_name, change).boxed())
+        .map(|change| carry_out::<F>(&api, &cycle, &snapshot_name, change).boxed())
         .collect();
-    let placement = cycle.crp.metadata.name.as_deref().unwrap_or_default();
-    cache.record(placement, writes::all(pending).await)?;
+    cache.record(key, writes::all(pending).await)?;
     if !decision.requeue {
-        write_snapshot_status(client, &cycle, &decision).await?;
+        write_snapshot_status::<F>(client, &cycle, &decision).await?;
     }
     Ok((decision, changed))
 }
 
-async fn carry_out(
-    api: &Api<ClusterResourceBinding>,
+async fn carry_out<F: PlacementFamily>(
+    api: &Api<F::Binding>,
     cycle: &Cycle<'_>,
     snapshot: &str,
     change: &BindingChange,
 ) -> Result<Written, kube::Error> {
     match change {
         BindingChange::Create { decision } => {
-            writes::create(api, &new_binding(cycle, snapshot, decision)).await
+            writes::create(
+                api,
+                &F::Binding::from(new_binding(cycle, snapshot, decision)),
+            )
+            .await
         }
         BindingChange::Refresh {
             binding,
@@ -123,17 +127,19 @@ async fn carry_out(
     }
 }
 
-/// A new `Scheduled` binding for the decision's cluster.
+/// A new `Scheduled` binding for the decision's cluster, in the placement's scope.
 fn new_binding(
     cycle: &Cycle<'_>,
     snapshot: &str,
     decision: &ClusterDecision,
 ) -> ClusterResourceBinding {
-    let placement = cycle.crp.metadata.name.clone().unwrap_or_default();
-    let strategy = cycle.crp.spec.strategy.as_ref();
+    let key = &cycle.parent.key;
+    let placement = key.name.clone();
+    let strategy = cycle.parent.spec.strategy.as_ref();
     ClusterResourceBinding {
         metadata: ObjectMeta {
             name: Some(binding_name(&placement, &decision.cluster_name)),
+            namespace: key.namespace.clone(),
             labels: Some(BTreeMap::from([(
                 PARENT_PLACEMENT_LABEL.to_string(),
                 placement,
@@ -160,14 +166,14 @@ fn new_binding(
 
 /// Writes the verdicts and the `Scheduled` condition into the policy snapshot's status, if
 /// they changed.
-async fn write_snapshot_status(
+async fn write_snapshot_status<F: PlacementFamily>(
     client: &Client,
     cycle: &Cycle<'_>,
     decision: &Decision,
 ) -> Result<(), kube::Error> {
     let mut status = cycle.snapshot.status.clone().unwrap_or_default();
     let before = status.clone();
-    let generation = cycle.crp.metadata.generation.unwrap_or_default();
+    let generation = cycle.parent.generation();
     status.observed_crp_generation = generation;
     status.target_clusters = decision.target_clusters().to_vec();
     set_condition(
@@ -178,10 +184,9 @@ async fn write_snapshot_status(
     if status == before {
         return Ok(());
     }
-    let api: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
     writes::status(
-        &api,
-        cycle.snapshot,
+        &api::<F::PolicySnapshot>(client, &cycle.parent.key),
+        &cycle.snapshot.metadata,
         serde_json::to_value(&status).unwrap_or_default(),
     )
     .await

@@ -1,11 +1,11 @@
-//! Carries out the snapshot plans of [`crate::snapshot`] for one placement.
+//! Carries out the snapshot plans of [`crate::snapshot`] for one placement of either family:
+//! the plans are made over the working (cluster-scoped) form of the records, which are written
+//! as the family's kind in the placement's scope.
 
 use std::collections::BTreeMap;
 
 use flotilla_api::placement::snapshots::{IS_LATEST_SNAPSHOT_LABEL, PARENT_PLACEMENT_LABEL};
-use flotilla_api::placement::{
-    ClusterResourcePlacement, ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot,
-};
+use flotilla_api::placement::{ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot};
 use futures::future::try_join_all;
 use kube::api::{DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -13,7 +13,9 @@ use kube::{Api, Client};
 use serde_json::{Value, json};
 
 use super::discovery::HubKinds;
+use super::family::{Object, Parent, PlacementFamily, Record, api};
 use super::{ControllerError, writes};
+use crate::placement_key::PlacementKey;
 use crate::selection::{self, HubObjects, Selection};
 use crate::snapshot::{Housekeeping, Owner, policy, resource};
 
@@ -25,36 +27,58 @@ pub(crate) struct LatestResources {
     pub name: String,
     /// What the selectors picked.
     pub selection: Selection,
-    /// The placement's resource snapshots before this sync's writes.
+    /// The placement's resource snapshots before this sync's writes (working form).
     pub snapshots: Vec<ClusterResourceSnapshot>,
 }
 
-/// Lists the placement's objects of kind `K` (by the parent label).
-pub(crate) async fn owned<K>(client: &Client, placement: &str) -> Result<Vec<K>, kube::Error>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let api: Api<K> = Api::all(client.clone());
-    let params = ListParams::default().labels(&format!("{PARENT_PLACEMENT_LABEL}={placement}"));
-    Ok(api.list(&params).await?.items)
+/// Lists the placement's objects of kind `K` (by the parent label, in its scope).
+pub(crate) async fn owned<K: Object>(
+    client: &Client,
+    placement: &PlacementKey,
+) -> Result<Vec<K>, kube::Error> {
+    let params =
+        ListParams::default().labels(&format!("{PARENT_PLACEMENT_LABEL}={}", placement.name));
+    Ok(api::<K>(client, placement).list(&params).await?.items)
 }
 
-/// Brings the policy snapshots up to date; returns the latest.
-pub(crate) async fn sync_policy(
+/// [`owned`] records of kind `K`, in their working form `W`.
+async fn owned_as<K: Record<W>, W>(
     client: &Client,
-    crp: &ClusterResourcePlacement,
+    placement: &PlacementKey,
+) -> Result<Vec<W>, kube::Error> {
+    Ok(owned::<K>(client, placement)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}
+
+/// A new record planned in its working form `W`, as kind `K` in the placement's scope.
+fn to_create<K: Record<W>, W: kube::Resource>(placement: &PlacementKey, mut working: W) -> K {
+    working.meta_mut().namespace = placement.namespace.clone();
+    K::from(working)
+}
+
+/// Brings the policy snapshots up to date; returns the latest (working form).
+pub(crate) async fn sync_policy<F: PlacementFamily>(
+    client: &Client,
+    parent: &Parent<'_>,
     owner: &Owner,
 ) -> Result<ClusterSchedulingPolicySnapshot, ControllerError> {
-    let api: Api<ClusterSchedulingPolicySnapshot> = Api::all(client.clone());
-    let existing = owned(client, &owner.name).await?;
+    let api = api::<F::PolicySnapshot>(client, &parent.key);
+    let existing = owned_as::<F::PolicySnapshot, _>(client, &parent.key).await?;
     let plan = policy::plan(
         owner,
         &existing,
-        crp.spec.policy.as_ref(),
-        history_limit(crp),
+        parent.spec.policy.as_ref(),
+        history_limit(parent),
     );
-    if let Some(created) = &plan.create {
-        writes::create(&api, created).await?;
+    if let Some(created) = plan.create {
+        writes::create(
+            &api,
+            &to_create::<F::PolicySnapshot, _>(&parent.key, created),
+        )
+        .await?;
     }
     if let Some(annotations) = &plan.annotate {
         writes::merge(
@@ -65,22 +89,31 @@ pub(crate) async fn sync_policy(
         .await?;
     }
     tidy(&api, &plan.housekeeping).await?;
-    Ok(api.get(&plan.name).await?)
+    Ok(api.get(&plan.name).await?.into())
 }
 
 /// Selects the placement's resources and brings the resource snapshots up to date.
-pub(crate) async fn sync_resources(
+pub(crate) async fn sync_resources<F: PlacementFamily>(
     client: &Client,
     kinds: &HubKinds,
-    crp: &ClusterResourcePlacement,
+    parent: &Parent<'_>,
     owner: &Owner,
 ) -> Result<LatestResources, ControllerError> {
-    let selection = select(client, kinds, crp).await?;
-    let api: Api<ClusterResourceSnapshot> = Api::all(client.clone());
-    let existing: Vec<ClusterResourceSnapshot> = owned(client, &owner.name).await?;
-    let plan = resource::plan(owner, &existing, &selection.manifests, history_limit(crp));
-    for snapshot in &plan.create {
-        writes::create(&api, snapshot).await?;
+    let selection = select(client, kinds, parent).await?;
+    let api = api::<F::ResourceSnapshot>(client, &parent.key);
+    let existing = owned_as::<F::ResourceSnapshot, _>(client, &parent.key).await?;
+    let plan = resource::plan(
+        owner,
+        &existing,
+        &selection.manifests,
+        history_limit(parent),
+    );
+    for snapshot in plan.create {
+        writes::create(
+            &api,
+            &to_create::<F::ResourceSnapshot, _>(&parent.key, snapshot),
+        )
+        .await?;
     }
     tidy(&api, &plan.housekeeping).await?;
     Ok(LatestResources {
@@ -91,25 +124,33 @@ pub(crate) async fn sync_resources(
     })
 }
 
-/// Reads the objects the placement's selectors pick.
+/// Reads the objects the placement's selectors pick: anywhere on the hub for a
+/// ClusterResourcePlacement, in its namespace for a ResourcePlacement.
 async fn select(
     client: &Client,
     kinds: &HubKinds,
-    crp: &ClusterResourcePlacement,
+    parent: &Parent<'_>,
 ) -> Result<Selection, ControllerError> {
-    let terms = &crp.spec.resource_selectors;
+    let terms = &parent.spec.resource_selectors;
+    let namespace = parent.key.namespace();
     let mut served = kinds.get(false).await?;
     let (_, problems) = selection::kinds_to_list(terms, &served);
     if !problems.is_empty() {
         served = kinds.get(true).await?;
     }
     let (wanted, problems) = selection::kinds_to_list(terms, &served);
-    let lists = wanted.iter().map(|kind| async move {
+    let lists = wanted.into_iter().map(|kind| async move {
+        if namespace.is_some() && !kind.namespaced {
+            // A ResourcePlacement places no cluster-scoped object: the kind goes unread, and
+            // the selection says why its term picks nothing.
+            return Ok(((*kind).clone(), Vec::new()));
+        }
         let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
-        let api: Api<DynamicObject> = Api::all_with(
-            client.clone(),
-            &ApiResource::from_gvk_with_plural(&gvk, &kind.plural),
-        );
+        let resource = ApiResource::from_gvk_with_plural(&gvk, &kind.plural);
+        let api: Api<DynamicObject> = match namespace {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
         let objects = api.list(&ListParams::default()).await?.items;
         let objects = objects
             .into_iter()
@@ -120,7 +161,10 @@ async fn select(
     let hub = HubObjects {
         kinds: try_join_all(lists).await?,
     };
-    let mut selection = selection::select(terms, &hub);
+    let mut selection = match namespace {
+        Some(namespace) => selection::select_in_namespace(namespace, terms, &hub),
+        None => selection::select(terms, &hub),
+    };
     selection.problems.splice(0..0, problems);
     Ok(selection)
 }
@@ -153,31 +197,34 @@ where
 }
 
 /// The placement's `revisionHistoryLimit`, KubeFleet's 10 when unset.
-fn history_limit(crp: &ClusterResourcePlacement) -> usize {
-    crp.spec
+fn history_limit(parent: &Parent<'_>) -> usize {
+    parent
+        .spec
         .revision_history_limit
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(crate::snapshot::DEFAULT_HISTORY_LIMIT)
 }
 
 /// The manifests of resource snapshot index `index` of `placement`, if complete.
-pub(crate) async fn manifests(
+pub(crate) async fn manifests<F: PlacementFamily>(
     client: &Client,
-    placement: &str,
+    placement: &PlacementKey,
     index: u64,
 ) -> Result<Option<Vec<Value>>, kube::Error> {
-    let api: Api<ClusterResourceSnapshot> = Api::all(client.clone());
     let labels = BTreeMap::from([
-        (PARENT_PLACEMENT_LABEL, placement.to_string()),
+        (PARENT_PLACEMENT_LABEL, placement.name.clone()),
         (
             flotilla_api::placement::snapshots::RESOURCE_INDEX_LABEL,
             index.to_string(),
         ),
     ]);
     let selector: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let chunks = api
+    let chunks: Vec<ClusterResourceSnapshot> = api::<F::ResourceSnapshot>(client, placement)
         .list(&ListParams::default().labels(&selector.join(",")))
         .await?
-        .items;
+        .items
+        .into_iter()
+        .map(Into::into)
+        .collect();
     Ok(resource::manifests_of(&chunks, index))
 }

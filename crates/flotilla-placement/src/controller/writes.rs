@@ -6,6 +6,7 @@ use std::fmt::Debug;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
@@ -61,27 +62,25 @@ where
     Ok(Some(revision(&patched)))
 }
 
-/// Merge-patches the status of `object` with `status`, only if the object is still at the
-/// version read (another controller writing the same status makes this a conflict, retried
-/// from a fresh read, rather than a lost update).
+/// Merge-patches the status of the object with metadata `object` (as read, in any form of
+/// it) with `status`, only if the object is still at the version read (another controller
+/// writing the same status makes this a conflict, retried from a fresh read, rather than a
+/// lost update).
 pub(crate) async fn status<K>(
     api: &Api<K>,
-    object: &K,
+    object: &ObjectMeta,
     status: Value,
 ) -> Result<Written, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     let patch = json!({
-        "metadata": {"resourceVersion": object.resource_version()},
+        "metadata": {"resourceVersion": object.resource_version},
         "status": status,
     });
+    let name = object.name.as_deref().unwrap_or_default();
     let patched = api
-        .patch_status(
-            &object.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     Ok(Some(revision(&patched)))
 }

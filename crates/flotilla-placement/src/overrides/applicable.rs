@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::ClusterView;
 use super::error::OverrideError;
 use super::source::{ResourceId, Source};
+use crate::placement_key::PlacementKey;
 
 /// The latest override snapshots that apply to one placement, in the order they are applied:
 /// ClusterResourceOverrides by name, then ResourceOverrides by namespace and name.
@@ -30,12 +31,12 @@ pub struct ClusterOverrides {
 }
 
 impl<'a> ApplicableOverrides<'a> {
-    /// The snapshots among `cluster_snapshots` and `namespaced_snapshots` that apply to the
-    /// ClusterResourcePlacement `placement`, which selected the manifests `selected`: latest
-    /// snapshots whose placement reference is unset or names the placement, and which select
-    /// at least one of the manifests.
+    /// The snapshots among `cluster_snapshots` and `namespaced_snapshots` that apply to
+    /// `placement` (a ClusterResourcePlacement or a ResourcePlacement), which selected the
+    /// manifests `selected`: latest snapshots whose placement reference is unset or names the
+    /// placement, and which select at least one of the manifests.
     pub fn select(
-        placement: &str,
+        placement: &PlacementKey,
         selected: &[Value],
         cluster_snapshots: &'a [ClusterResourceOverrideSnapshot],
         namespaced_snapshots: &'a [ResourceOverrideSnapshot],

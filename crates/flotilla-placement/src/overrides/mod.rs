@@ -21,7 +21,9 @@
 //! - a matching `Delete` rule wins over every other rule of every override, even one that would
 //!   fail (KubeFleet stops at the first failure or the first `Delete`, in order);
 //! - a ResourceOverride referencing a `Namespaced` placement never applies to a
-//!   ClusterResourcePlacement of the same name;
+//!   ClusterResourcePlacement of the same name, nor one referencing a `Cluster` placement to
+//!   a ResourcePlacement (KubeFleet compares `name` with `namespace/name` keys, to the same
+//!   effect), and a ClusterResourceOverride's reference names a ClusterResourcePlacement only;
 //! - [`plan_snapshots`] keeps at most the history limit whether or not it creates a snapshot
 //!   (KubeFleet prunes to one less than the limit before it compares hashes).
 

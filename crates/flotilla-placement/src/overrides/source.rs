@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::ClusterView;
 use super::error::{OverrideError, OverrideKind, Problem};
+use crate::placement_key::PlacementKey;
 
 /// A manifest's group, version, kind, namespace (`None` when cluster-scoped) and name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,12 +119,21 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// Whether placements may use the snapshot: it is the latest of its override and its
-    /// placement reference is unset or names the ClusterResourcePlacement `placement`.
-    pub fn usable_by(&self, placement: &str) -> bool {
+    /// Whether `placement` may use the snapshot: it is the latest of its override and its
+    /// placement reference is unset, or names a ClusterResourcePlacement (scope `Cluster`)
+    /// that is `placement`, or names a ResourcePlacement of the override's own namespace
+    /// (scope `Namespaced`, ResourceOverrides only) that is `placement`.
+    pub fn usable_by(&self, placement: &PlacementKey) -> bool {
         self.latest
             && self.placement.is_none_or(|r| {
-                r.scope.unwrap_or_default() == PlacementScope::Cluster && r.name == placement
+                let namespace = match r.scope.unwrap_or_default() {
+                    PlacementScope::Cluster => None,
+                    PlacementScope::Namespaced => match self.namespace() {
+                        Some(namespace) => Some(namespace),
+                        None => return false,
+                    },
+                };
+                placement.namespace() == namespace && r.name == placement.name
             })
     }
 

@@ -7,9 +7,11 @@
 //! namespace brings what its `selectionScope` says (nothing else, everything placeable in it,
 //! or what the placement's namespaced terms pick in it). Reserved namespaces (`fleet-…`,
 //! `kube-…`), kinds that cannot be placed and objects made by controllers are left out, and
-//! every manifest is a [`propagate::placeable_copy`].
+//! every manifest is a [`propagate::placeable_copy`]. A `ResourcePlacement` selects through
+//! [`select_in_namespace`] instead: namespaced objects of its own namespace only.
 
 mod kinds;
+mod namespaced;
 mod propagate;
 
 use std::collections::BTreeMap;
@@ -20,6 +22,7 @@ use flotilla_apimachinery::selector::{LabelSelector, from_label_selector_json_at
 use serde_json::{Map, Value};
 
 pub use kinds::{KindInfo, is_reserved_namespace};
+pub use namespaced::select_in_namespace;
 pub use propagate::{placeable_copy, should_place};
 
 /// The objects of the kinds [`kinds_to_list`] asked for, as the hub served them.

@@ -33,7 +33,12 @@ fn object(api_version: &str, kind: &str, ns: &str, name: &str) -> Value {
         "metadata": {"name": name, "namespace": ns, "resourceVersion": "3"}})
 }
 
-fn hub() -> HubObjects {
+fn labelled(mut object: Value, labels: Value) -> Value {
+    object["metadata"]["labels"] = labels;
+    object
+}
+
+pub(super) fn hub() -> HubObjects {
     let served = served();
     let objects = |k: &str| -> Vec<Value> {
         match k {
@@ -50,7 +55,10 @@ fn hub() -> HubObjects {
             "Pod" => vec![object("v1", "Pod", "app", "p")],
             "Deployment" => vec![
                 object("apps/v1", "Deployment", "app", "api"),
-                object("apps/v1", "Deployment", "web", "front"),
+                labelled(
+                    object("apps/v1", "Deployment", "web", "front"),
+                    json!({"tier": "front"}),
+                ),
             ],
             "ClusterRole" => vec![json!({"apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRole", "metadata": {"name": "reader", "labels": {"team": "a"}}})],
@@ -65,7 +73,7 @@ fn hub() -> HubObjects {
     }
 }
 
-fn term(value: Value) -> ResourceSelectorTerm {
+pub(super) fn term(value: Value) -> ResourceSelectorTerm {
     serde_json::from_value(value).unwrap()
 }
 

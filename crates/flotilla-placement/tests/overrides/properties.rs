@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use flotilla_placement::overrides::{
     ApplicableOverrides, Rendered, SnapshotPlan, plan_snapshots, render,
 };
+use flotilla_placement::placement_key::PlacementKey;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -108,7 +109,8 @@ fn render_for(
         .collect();
     let web = deployment("app", "web");
     let selected = [namespace("app"), web.clone()];
-    let applicable = ApplicableOverrides::select(PLACEMENT, &selected, &cros, &ros);
+    let applicable =
+        ApplicableOverrides::select(&PlacementKey::cluster(PLACEMENT), &selected, &cros, &ros);
     let labels: Vec<(&str, &str)> = env.map(|e| ("env", e)).into_iter().collect();
     render(&web, member("m", &labels).view(), &applicable)
 }

@@ -4,6 +4,7 @@ use flotilla_api::placement::{ClusterResourceOverrideSnapshot, ResourceOverrideS
 use flotilla_placement::overrides::{
     ApplicableOverrides, Deleted, OverrideError, OverrideKind, Rendered, render,
 };
+use flotilla_placement::placement_key::PlacementKey;
 use serde_json::{Value, json};
 
 use crate::fixtures::{
@@ -17,8 +18,12 @@ fn run(
     cros: &[ClusterResourceOverrideSnapshot],
     ros: &[ResourceOverrideSnapshot],
 ) -> Result<Rendered, Box<OverrideError>> {
-    let applicable =
-        ApplicableOverrides::select(PLACEMENT, std::slice::from_ref(manifest), cros, ros);
+    let applicable = ApplicableOverrides::select(
+        &PlacementKey::cluster(PLACEMENT),
+        std::slice::from_ref(manifest),
+        cros,
+        ros,
+    );
     render(manifest, cluster.view(), &applicable)
 }
 
@@ -153,8 +158,12 @@ fn resource_overrides_win_and_later_rules_win() {
     // The ClusterResourceOverride reaches the namespace object too, the ResourceOverride not.
     let mut ns = namespace("app");
     ns["metadata"]["labels"] = json!({});
-    let applicable =
-        ApplicableOverrides::select(PLACEMENT, &[ns.clone(), web.clone()], &cros, &ros);
+    let applicable = ApplicableOverrides::select(
+        &PlacementKey::cluster(PLACEMENT),
+        &[ns.clone(), web.clone()],
+        &cros,
+        &ros,
+    );
     let rendered = render(&ns, dev.view(), &applicable);
     assert_eq!(
         manifest(rendered)["metadata"]["labels"]["tier"],
@@ -257,7 +266,7 @@ fn manifests_nothing_selects_pass_through() {
         json!({"kind": "Broken"}),
     ] {
         let applicable = ApplicableOverrides::select(
-            PLACEMENT,
+            &PlacementKey::cluster(PLACEMENT),
             &[secret_reader(), deployment("test-namespace", "test-nginx")],
             &cros,
             &ros,

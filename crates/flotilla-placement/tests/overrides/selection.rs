@@ -3,6 +3,7 @@
 use flotilla_api::placement::status::NamespacedName;
 use flotilla_api::placement::{ClusterResourceOverrideSnapshot, ResourceOverrideSnapshot};
 use flotilla_placement::overrides::{ApplicableOverrides, ClusterOverrides};
+use flotilla_placement::placement_key::PlacementKey;
 use serde_json::{Value, json};
 
 use crate::fixtures::{
@@ -35,7 +36,12 @@ fn select(
     cros: &[ClusterResourceOverrideSnapshot],
     ros: &[ResourceOverrideSnapshot],
 ) -> (Vec<String>, Vec<String>) {
-    names(&ApplicableOverrides::select(PLACEMENT, selected, cros, ros))
+    names(&ApplicableOverrides::select(
+        &PlacementKey::cluster(PLACEMENT),
+        selected,
+        cros,
+        ros,
+    ))
 }
 
 fn namespace_cro(
@@ -81,7 +87,8 @@ fn examples_apply_to_the_placement_selecting_their_resources() {
         )
     );
     // Another placement: both examples name crp-example.
-    let other = ApplicableOverrides::select("other", &selected, &cros, &ros);
+    let other =
+        ApplicableOverrides::select(&PlacementKey::cluster("other"), &selected, &cros, &ros);
     assert_eq!(names(&other), (vec![], vec![]));
     // Nothing the overrides select.
     assert_eq!(
@@ -225,6 +232,51 @@ fn resource_override_selection_table() {
 }
 
 #[test]
+fn placement_references_tell_resource_placements_from_cluster_ones() {
+    let rp = PlacementKey::namespaced("app", "web");
+    let other_rp = PlacementKey::namespaced("app", "api");
+    let crp = PlacementKey::cluster("web");
+    let referencing = |placement: Option<Value>| {
+        let mut snapshot = deployment_ro("app", "ro", "web");
+        snapshot.spec.override_spec.placement =
+            placement.map(|p| serde_json::from_value(p).unwrap());
+        snapshot
+    };
+    let namespaced = Some(json!({"name": "web", "scope": "Namespaced"}));
+    let cluster = Some(json!({"name": "web", "scope": "Cluster"}));
+    // (ResourceOverride, placement, applies)
+    let cases = [
+        (referencing(namespaced.clone()), &rp, true),
+        (referencing(namespaced.clone()), &other_rp, false),
+        (referencing(namespaced), &crp, false),
+        (referencing(cluster.clone()), &rp, false),
+        (referencing(cluster), &crp, true),
+        (referencing(None), &rp, true),
+        (referencing(None), &crp, true),
+    ];
+    let selected = [deployment("app", "web")];
+    for (i, (snapshot, placement, applies)) in cases.into_iter().enumerate() {
+        let ros = [snapshot];
+        let found = names(&ApplicableOverrides::select(
+            placement,
+            &selected,
+            &[],
+            &ros,
+        ))
+        .1;
+        assert_eq!(found.len(), usize::from(applies), "case {i}: {found:?}");
+    }
+    // A ClusterResourceOverride selecting the namespace reaches a ResourcePlacement's
+    // resources unless it names a (cluster) placement.
+    let cros = [
+        namespace_cro("any", "app", None),
+        namespace_cro("named", "app", Some(json!({"name": "web"}))),
+    ];
+    let found = names(&ApplicableOverrides::select(&rp, &selected, &cros, &[])).0;
+    assert_eq!(found, ["any-0"]);
+}
+
+#[test]
 fn overrides_are_ordered_by_name_and_namespace() {
     let cros = [
         namespace_cro("zeta", "app", None),
@@ -279,7 +331,8 @@ fn a_cluster_records_the_overrides_with_a_rule_for_it() {
         namespace("app"),
         deployment("test-namespace", "test-nginx"),
     ];
-    let applicable = ApplicableOverrides::select(PLACEMENT, &selected, &cros, &ros);
+    let applicable =
+        ApplicableOverrides::select(&PlacementKey::cluster(PLACEMENT), &selected, &cros, &ros);
     let ro_name = NamespacedName {
         name: "example-ro-0".into(),
         namespace: "test-namespace".into(),
@@ -330,7 +383,12 @@ fn an_invalid_cluster_selector_is_an_error() {
         ),
     );
     let cros = [bad];
-    let applicable = ApplicableOverrides::select(PLACEMENT, &[namespace("app")], &cros, &[]);
+    let applicable = ApplicableOverrides::select(
+        &PlacementKey::cluster(PLACEMENT),
+        &[namespace("app")],
+        &cros,
+        &[],
+    );
     let error = applicable
         .for_cluster(member("dev-1", &[("env", "dev")]).view())
         .unwrap_err();

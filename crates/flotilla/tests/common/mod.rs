@@ -182,3 +182,147 @@ impl Drop for HubProcess {
 pub fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
+
+/// Polls `probe` every 200 ms for up to `secs` seconds.
+pub fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A joined default fleet (six members) with quick pod readiness, its clock `speed` times
+/// real time.
+pub fn fleet(speed: &str) -> HubProcess {
+    let hub = HubProcess::start_with(&["--readiness-delay", "1", "--clock-speed", speed]);
+    eventually("6 members joined", 90, || {
+        let out = hub.kubectl(&[
+            "get",
+            "memberclusters",
+            "-o",
+            r#"jsonpath={range .items[*]}{.status.conditions[?(@.type=="Joined")].status}{"\n"}{end}"#,
+        ]);
+        let joined = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| *l == "True")
+            .count();
+        (joined == 6).then_some(())
+    });
+    hub
+}
+
+/// A kubeconfig for `member`, through the hub.
+pub fn member_kubeconfig(hub: &HubProcess, member: &str) -> PathBuf {
+    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["kubeconfig", member, "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla kubeconfig");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = hub.dir().join(format!("{member}.kubeconfig"));
+    std::fs::write(&path, &out.stdout).unwrap();
+    path
+}
+
+/// `kubectl --kubeconfig MEMBER ARGS` output, or `None` on failure.
+pub fn on_member(hub: &HubProcess, member: &Path, args: &[&str]) -> Option<String> {
+    let mut all = vec!["--kubeconfig", member.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = hub.kubectl(&all);
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The status of condition `type_` of the object `kubectl get TARGET` names (e.g.
+/// `["crp", "app"]` or `["rp", "web", "-n", "shop"]`), if observed for its current
+/// generation.
+pub fn current_condition(hub: &HubProcess, target: &[&str], type_: &str) -> Option<String> {
+    let path = format!(
+        r#"jsonpath={{.metadata.generation}} {{.status.conditions[?(@.type=="{type_}")].observedGeneration}} {{.status.conditions[?(@.type=="{type_}")].status}}"#
+    );
+    let mut args = vec!["get"];
+    args.extend_from_slice(target);
+    args.extend(["-o", &path]);
+    let out = hub.kubectl_ok(&args);
+    let fields: Vec<&str> = out.split_whitespace().collect();
+    match fields.as_slice() {
+        [generation, observed, status] if generation == observed => Some(status.to_string()),
+        _ => None,
+    }
+}
+
+/// `kubectl get ARGS -o json`, parsed.
+pub fn get_json(hub: &HubProcess, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["get"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", "json"]);
+    serde_json::from_str(&hub.kubectl_ok(&all)).expect("kubectl prints JSON")
+}
+
+/// A namespace with a Deployment `web` (labelled `app: web`) of `replicas` replicas running
+/// `nginx:1.27`.
+pub fn app(namespace: &str, replicas: u32) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: {namespace}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: {namespace}
+  labels: {{app: web}}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: web}}
+  template:
+    metadata:
+      labels: {{app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests: {{cpu: 100m, memory: 64Mi}}
+"#
+    )
+}
+
+/// A ConfigMap `settings` in `namespace` with `greeting: hello`, as a YAML document.
+pub fn settings(namespace: &str) -> String {
+    format!(
+        r#"---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: {namespace}
+data:
+  greeting: hello
+"#
+    )
+}
+
+/// The columns `kubectl get crp` and `kubectl get rp` print.
+pub const PLACEMENT_COLUMNS: [&str; 7] = [
+    "NAME",
+    "GEN",
+    "SCHEDULED",
+    "SCHEDULED-GEN",
+    "AVAILABLE",
+    "AVAILABLE-GEN",
+    "AGE",
+];
