@@ -6,8 +6,8 @@
 mod common;
 
 use common::{
-    HubProcess, PLACEMENT_COLUMNS, app, current_condition, eventually, fleet, member_kubeconfig,
-    on_member, settings,
+    HubProcess, PICK_ALL_APP, PLACEMENT_COLUMNS, app, current_condition, eventually, fleet,
+    member_kubeconfig, on_member, settings,
 };
 
 /// The status of the placement's condition `type_` (without the prefix), if observed for the
@@ -43,32 +43,11 @@ fn app_with_settings() -> String {
     format!("{}{}", app("app", 2), settings("app"))
 }
 
-const PLACEMENT: &str = r#"
-apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: app
-spec:
-  resourceSelectors:
-    - group: ""
-      kind: Namespace
-      version: v1
-      name: app
-  policy:
-    placementType: PickAll
-  strategy:
-    type: RollingUpdate
-    rollingUpdate:
-      maxUnavailable: 1
-      maxSurge: 1
-      unavailablePeriodSeconds: 1
-"#;
-
 #[test]
 fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     let hub = fleet("1");
     hub.create(&app_with_settings());
-    hub.create(PLACEMENT);
+    hub.create(PICK_ALL_APP);
     wait_available(&hub, "app");
 
     // Every member runs the Deployment.
@@ -356,7 +335,7 @@ fn an_override_changes_one_cluster_and_member_edits_are_reported_as_drift() {
 fn evictions_budgets_empty_selections_and_previews_explain_themselves() {
     let hub = fleet("1");
     hub.create(&app_with_settings());
-    hub.create(PLACEMENT);
+    hub.create(PICK_ALL_APP);
     wait_available(&hub, "app");
 
     // A budget that allows no disruption blocks the eviction, and says why.

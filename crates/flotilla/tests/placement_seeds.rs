@@ -16,7 +16,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::{HubProcess, app, eventually, examples_dir, get_json, member_kubeconfig};
+use common::{
+    HubProcess, PICK_ALL_APP, app, eventually, examples_dir, get_json, member_kubeconfig,
+};
 use serde_json::Value;
 
 /// Waits until `count` member clusters are joined and report their properties.
@@ -574,28 +576,6 @@ fn member_image(hub: &HubProcess, member: &str, namespace: &str) -> String {
     ])
 }
 
-/// Every member of the default fleet, selected by a PickAll placement of namespace `app`.
-const PICK_ALL: &str = r#"
-apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: app
-spec:
-  resourceSelectors:
-    - group: ""
-      kind: Namespace
-      version: v1
-      name: app
-  policy:
-    placementType: PickAll
-  strategy:
-    type: RollingUpdate
-    rollingUpdate:
-      maxUnavailable: 1
-      maxSurge: 1
-      unavailablePeriodSeconds: 1
-"#;
-
 /// Seed 004: changing the Deployment rolls out respecting maxUnavailable and maxSurge, on the
 /// default six members (pods become Ready 2 simulated seconds after scheduling, so each
 /// cluster takes a moment to become Available again and the rollout can be watched).
@@ -609,7 +589,7 @@ fn seed_004_rolling_updates_respect_max_unavailable_and_max_surge() {
     // 6 − 1 = 5 clusters are available at every moment and at most 6 + 1 = 7 hold the
     // resources; with nothing added or removed, the update goes one cluster at a time.
     hub.create(&app("app", 1));
-    hub.create(PICK_ALL);
+    hub.create(PICK_ALL_APP);
     wait_placement_available(&hub, "app");
     assert_eq!(bound_clusters(&hub, "app"), members);
     hub.kubectl_ok(&[

@@ -326,3 +326,26 @@ pub const PLACEMENT_COLUMNS: [&str; 7] = [
     "AVAILABLE-GEN",
     "AGE",
 ];
+
+/// A PickAll ClusterResourcePlacement `app` of namespace `app`, rolled out one cluster at a
+/// time (maxUnavailable 1, maxSurge 1, unavailablePeriodSeconds 1).
+pub const PICK_ALL_APP: &str = r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: app
+spec:
+  resourceSelectors:
+    - group: ""
+      kind: Namespace
+      version: v1
+      name: app
+  policy:
+    placementType: PickAll
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxUnavailable: 1
+      maxSurge: 1
+      unavailablePeriodSeconds: 1
+"#;
