@@ -50,6 +50,18 @@ impl<F: PlacementFamily> BindingCache<F> {
         Arc<Self>,
         impl Stream<Item = Result<F::Binding, watcher::Error>> + Send + 'static,
     ) {
+        Self::reflect(
+            watcher(Api::<F::Binding>::all(client), watcher::Config::default()).default_backoff(),
+        )
+    }
+
+    /// A cache over the watch `events`, and the stream of changed bindings they yield.
+    fn reflect(
+        events: impl Stream<Item = Result<watcher::Event<F::Binding>, watcher::Error>> + Send + 'static,
+    ) -> (
+        Arc<Self>,
+        impl Stream<Item = Result<F::Binding, watcher::Error>> + Send + 'static,
+    ) {
         let (store, writer) = reflector::store();
         let cache = Arc::new(Self {
             store,
@@ -59,21 +71,20 @@ impl<F: PlacementFamily> BindingCache<F> {
         });
         let tracker = cache.clone();
         let mut listed = 0;
-        let events = reflector(
-            writer,
-            watcher(Api::<F::Binding>::all(client), watcher::Config::default()).default_backoff(),
-        )
-        .inspect(move |event| match event {
-            Ok(watcher::Event::Apply(b) | watcher::Event::Delete(b)) => tracker.saw(revision(b)),
-            Ok(watcher::Event::Init) => listed = 0,
-            Ok(watcher::Event::InitApply(b)) => listed = listed.max(revision(b)),
-            Ok(watcher::Event::InitDone) => {
-                tracker.saw(listed);
-                tracker.ready.store(true, Ordering::Release);
-            }
-            Err(_) => {}
-        })
-        .touched_objects();
+        let events = reflector(writer, events)
+            .inspect(move |event| match event {
+                Ok(watcher::Event::Apply(b) | watcher::Event::Delete(b)) => {
+                    tracker.saw(revision(b))
+                }
+                Ok(watcher::Event::Init) => listed = 0,
+                Ok(watcher::Event::InitApply(b)) => listed = listed.max(revision(b)),
+                Ok(watcher::Event::InitDone) => {
+                    tracker.saw(listed);
+                    tracker.ready.store(true, Ordering::Release);
+                }
+                Err(_) => {}
+            })
+            .touched_objects();
         (cache, events)
     }
 
@@ -137,5 +148,117 @@ impl<F: PlacementFamily> BindingCache<F> {
         self.written
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use flotilla_api::placement::ClusterResourceBinding;
+    use futures::channel::mpsc;
+    use futures::{SinkExt, StreamExt};
+    use kube::runtime::watcher::Event;
+
+    use super::*;
+    use crate::controller::family::ClusterFamily;
+
+    fn binding(name: &str, placement: &str, revision: u64) -> ClusterResourceBinding {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "ClusterResourceBinding",
+            "metadata": {
+                "name": name,
+                "labels": {PARENT_PLACEMENT_LABEL: placement},
+                "resourceVersion": revision.to_string(),
+            },
+            "spec": {
+                "state": "Scheduled",
+                "resourceSnapshotName": "",
+                "schedulingPolicySnapshotName": format!("{placement}-0"),
+                "targetCluster": "member-1",
+                "clusterDecision": {"clusterName": "member-1", "selected": true, "reason": "picked"},
+            },
+        }))
+        .expect("a valid binding")
+    }
+
+    fn names(bindings: Option<Vec<ClusterResourceBinding>>) -> Option<Vec<String>> {
+        bindings.map(|bs| {
+            let mut names: Vec<String> = bs.iter().map(|b| b.name_any()).collect();
+            names.sort();
+            names
+        })
+    }
+
+    /// The cache answers nothing before its first full list, and then only once its watch has
+    /// passed the highest revision the controller wrote to that placement's bindings.
+    #[tokio::test]
+    async fn answers_only_once_the_watch_has_passed_its_own_writes() {
+        let (mut tx, rx) = mpsc::unbounded();
+        let (cache, events) = BindingCache::<ClusterFamily>::reflect(rx.map(Ok));
+        let mut events = Box::pin(events);
+        let app = PlacementKey::of(None, "app");
+        let other = PlacementKey::of(None, "other");
+        // touched_objects yields only objects, so the stream is polled once per object sent;
+        // Init and InitDone are taken in on the way to the next object.
+        tx.send(Event::Init).await.unwrap();
+        tx.send(Event::InitApply(binding("app-a", "app", 5)))
+            .await
+            .unwrap();
+        events.next().await;
+        assert_eq!(
+            cache.of(&app),
+            None,
+            "not ready before the first list is complete"
+        );
+        tx.send(Event::InitDone).await.unwrap();
+        tx.send(Event::Apply(binding("other-a", "other", 6)))
+            .await
+            .unwrap();
+        events.next().await;
+        assert_eq!(names(cache.of(&app)), Some(vec!["app-a".to_string()]));
+
+        // The controller wrote app-b (revision 8) and app-a (revision 9).
+        cache
+            .record(&app, vec![Ok(Some(8)), Ok(None), Ok(Some(9))])
+            .unwrap();
+        assert_eq!(cache.of(&app), None, "behind the controller's writes");
+        assert!(
+            cache.of(&other).is_some(),
+            "another placement is not held up"
+        );
+        tx.send(Event::Apply(binding("app-b", "app", 8)))
+            .await
+            .unwrap();
+        events.next().await;
+        assert_eq!(cache.of(&app), None, "revision 9 not seen yet");
+        tx.send(Event::Apply(binding("app-a", "app", 9)))
+            .await
+            .unwrap();
+        events.next().await;
+        assert_eq!(
+            names(cache.of(&app)),
+            Some(vec!["app-a".to_string(), "app-b".to_string()])
+        );
+    }
+
+    /// A failed write among successful ones is returned, and the successful ones are still
+    /// waited for.
+    #[tokio::test]
+    async fn a_failed_write_does_not_hide_the_successful_ones() {
+        let (_tx, rx) = mpsc::unbounded::<Event<ClusterResourceBinding>>();
+        let (cache, _events) = BindingCache::<ClusterFamily>::reflect(rx.map(Ok));
+        cache.ready.store(true, Ordering::Release);
+        let app = PlacementKey::of(None, "app");
+        let conflict = kube::Error::Api(
+            kube::core::Status::failure("conflict", "Conflict")
+                .with_code(409)
+                .boxed(),
+        );
+        let result = cache.record(&app, vec![Ok(Some(3)), Err(conflict), Ok(Some(7))]);
+        assert!(result.is_err());
+        cache.saw(6);
+        assert_eq!(cache.of(&app), None);
+        cache.saw(7);
+        assert_eq!(cache.of(&app), Some(vec![]));
     }
 }
