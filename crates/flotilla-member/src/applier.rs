@@ -210,7 +210,7 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
         .map_err(ApplierError::Member)?;
     if recorded.metadata.deletion_timestamp.is_some() {
         // Deleted on the member: recreated once it is gone (its watch event wakes us).
-        check_again(work, ctx, false);
+        check_again(work, ctx, pace::Progress::Unsettled);
         return Ok(Action::await_change());
     }
     let owner = AppliedWorkOwner {
@@ -256,7 +256,7 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
             .await
             .map_err(ApplierError::Hub)?;
     }
-    check_again(work, ctx, pace::settled(&status));
+    check_again(work, ctx, pace::progress(&status));
     Ok(Action::await_change())
 }
 
@@ -289,7 +289,7 @@ async fn remove(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
     {
         // Still there: its deletion wakes us through the AppliedWork watch; the clock is the
         // backstop.
-        check_again(work, ctx, false);
+        check_again(work, ctx, pace::Progress::Unsettled);
         return Ok(Action::await_change());
     }
     let works: Api<Work> = Api::namespaced(ctx.hub.clone(), &ctx.namespace);
@@ -308,13 +308,13 @@ async fn remove(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
 
 /// Schedules the next check of `work` on the clock, at the pace its state calls for
 /// ([`pace::next_check`]).
-fn check_again(work: &Work, ctx: &Context, settled: bool) {
+fn check_again(work: &Work, ctx: &Context, progress: pace::Progress) {
     let now = ctx.clock.now();
     let generation = work.metadata.generation;
     let mut tracked = ctx.tracked.lock().unwrap_or_else(|e| e.into_inner());
     let previous = tracked.get(&work.name_any()).copied();
     let same_spec = previous.filter(|p| p.generation == generation);
-    let pace = Pace::next(same_spec.map(|p| p.pace), settled);
+    let pace = Pace::next(same_spec.map(|p| p.pace), progress);
     let (due, new) = pace::next_check(previous.map(|p| p.due), now, pace);
     if new {
         ctx.deadlines.schedule(due, ObjectRef::from_obj(work));

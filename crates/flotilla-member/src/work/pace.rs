@@ -4,7 +4,11 @@
 //! Works periodically too).
 //!
 //! The quick checks back off from [`FIRST_RETRY`], doubling up to [`STEADY`], so a Work that
-//! cannot be applied is retried without hammering the member.
+//! cannot be applied is retried without hammering the member. A Work that is applied and only
+//! waiting for its resources to become available (a Deployment's pods starting) is looked at
+//! every [`FIRST_RETRY`] for its first [`PROMPT_CHECKS`] checks instead: rollouts usually finish
+//! within seconds, and backing off at once (1, 3, 7 s) made availability, and so the whole
+//! rollout, seconds late. After those it backs off like any other.
 
 use flotilla_api::conditions::is_true;
 use flotilla_api::placement::work::WorkStatus;
@@ -17,27 +21,46 @@ pub const STEADY: SignedDuration = SignedDuration::from_secs(60);
 /// The first quick check after a Work is found unsettled.
 pub const FIRST_RETRY: SignedDuration = SignedDuration::from_secs(1);
 
+/// How many checks, [`FIRST_RETRY`] apart, a Work waiting for availability gets before it
+/// backs off.
+pub const PROMPT_CHECKS: u32 = 10;
+
+/// How far a Work has got, as far as the pace of its checks goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Applied and available, or its differences reported: nothing more to do.
+    Settled,
+    /// Applied; its resources are not available yet.
+    Progressing,
+    /// Not applied (or not reported): something failed or is still to be done.
+    Unsettled,
+}
+
 /// How often a Work is being checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pace {
     /// Settled: every [`STEADY`].
     Steady,
+    /// Waiting for availability: every [`FIRST_RETRY`]; this many such checks so far.
+    Prompt(u32),
     /// Not settled: again after this delay.
     Retrying(SignedDuration),
 }
 
 impl Pace {
-    /// The pace after a check that found the Work `settled` or not, `previous` being the
-    /// pace before it (`None` for a first check, or after the Work's spec changed).
-    pub fn next(previous: Option<Pace>, settled: bool) -> Pace {
-        if settled {
-            return Pace::Steady;
-        }
-        match previous {
-            Some(Pace::Retrying(delay)) => {
+    /// The pace after a check that found the Work at `progress`, `previous` being the pace
+    /// before it (`None` for a first check, or after the Work's spec changed).
+    pub fn next(previous: Option<Pace>, progress: Progress) -> Pace {
+        match (progress, previous) {
+            (Progress::Settled, _) => Pace::Steady,
+            (Progress::Progressing, Some(Pace::Prompt(n))) if n < PROMPT_CHECKS => {
+                Pace::Prompt(n + 1)
+            }
+            (Progress::Progressing, Some(Pace::Steady) | None) => Pace::Prompt(1),
+            (_, Some(Pace::Retrying(delay))) => {
                 Pace::Retrying(delay.checked_mul(2).unwrap_or(STEADY).min(STEADY))
             }
-            Some(Pace::Steady) | None => Pace::Retrying(FIRST_RETRY),
+            (_, Some(Pace::Prompt(_) | Pace::Steady) | None) => Pace::Retrying(FIRST_RETRY),
         }
     }
 
@@ -45,6 +68,7 @@ impl Pace {
     pub fn delay(self) -> SignedDuration {
         match self {
             Pace::Steady => STEADY,
+            Pace::Prompt(_) => FIRST_RETRY,
             Pace::Retrying(delay) => delay,
         }
     }
@@ -62,12 +86,19 @@ pub fn next_check(scheduled: Option<Timestamp>, now: Timestamp, pace: Pace) -> (
     }
 }
 
-/// Whether a Work with `status` needs nothing more: every manifest applied and available, or,
-/// under ReportDiff, every difference reported.
-pub fn settled(status: &WorkStatus) -> bool {
+/// How far a Work with `status` has got: settled when every manifest is applied and
+/// available, or, under ReportDiff, every difference reported; progressing when applied and
+/// waiting for availability.
+pub fn progress(status: &WorkStatus) -> Progress {
     let conditions = &status.conditions;
-    (is_true(conditions, APPLIED) && is_true(conditions, AVAILABLE))
-        || is_true(conditions, DIFF_REPORTED)
+    let applied = is_true(conditions, APPLIED);
+    if (applied && is_true(conditions, AVAILABLE)) || is_true(conditions, DIFF_REPORTED) {
+        Progress::Settled
+    } else if applied {
+        Progress::Progressing
+    } else {
+        Progress::Unsettled
+    }
 }
 
 #[cfg(test)]
@@ -79,20 +110,43 @@ mod tests {
         SignedDuration::from_secs(n)
     }
 
-    #[test]
-    fn backs_off_while_unsettled_and_steadies_once_settled() {
+    fn delays(progress: Progress, checks: usize) -> (Vec<i64>, Option<Pace>) {
         let mut pace = None;
         let mut delays = Vec::new();
-        for _ in 0..8 {
-            let next = Pace::next(pace, false);
+        for _ in 0..checks {
+            let next = Pace::next(pace, progress);
             delays.push(next.delay().as_secs());
             pace = Some(next);
         }
+        (delays, pace)
+    }
+
+    #[test]
+    fn backs_off_while_unsettled_and_steadies_once_settled() {
+        let (delays, pace) = delays(Progress::Unsettled, 8);
         assert_eq!(delays, vec![1, 2, 4, 8, 16, 32, 60, 60]);
-        let steady = Pace::next(pace, true);
+        let steady = Pace::next(pace, Progress::Settled);
         assert_eq!((steady, steady.delay()), (Pace::Steady, secs(60)));
         // Unsettled again (say, drift): quick checks start over.
-        assert_eq!(Pace::next(Some(steady), false), Pace::Retrying(secs(1)));
+        assert_eq!(
+            Pace::next(Some(steady), Progress::Unsettled),
+            Pace::Retrying(secs(1))
+        );
+    }
+
+    #[test]
+    fn waits_for_availability_promptly_then_backs_off() {
+        let (delays, _) = delays(Progress::Progressing, 14);
+        assert_eq!(delays, vec![1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8]);
+        // A failure while waiting backs off at once.
+        assert_eq!(
+            Pace::next(Some(Pace::Prompt(3)), Progress::Unsettled),
+            Pace::Retrying(secs(1))
+        );
+        assert_eq!(
+            Pace::next(Some(Pace::Prompt(3)), Progress::Settled),
+            Pace::Steady
+        );
     }
 
     #[test]
@@ -138,18 +192,22 @@ mod tests {
     }
 
     #[test]
-    fn settled_works() {
+    fn progress_of_works() {
+        use Progress::*;
         let cases = [
-            (vec![], false),
-            (vec![("Applied", "True")], false),
-            (vec![("Applied", "True"), ("Available", "False")], false),
-            (vec![("Applied", "False")], false),
-            (vec![("Applied", "True"), ("Available", "True")], true),
-            (vec![("DiffReported", "True")], true),
-            (vec![("DiffReported", "False")], false),
+            (vec![], Unsettled),
+            (vec![("Applied", "True")], Progressing),
+            (
+                vec![("Applied", "True"), ("Available", "False")],
+                Progressing,
+            ),
+            (vec![("Applied", "False")], Unsettled),
+            (vec![("Applied", "True"), ("Available", "True")], Settled),
+            (vec![("DiffReported", "True")], Settled),
+            (vec![("DiffReported", "False")], Unsettled),
         ];
         for (conditions, expected) in cases {
-            assert_eq!(settled(&status(&conditions)), expected, "{conditions:?}");
+            assert_eq!(progress(&status(&conditions)), expected, "{conditions:?}");
         }
     }
 }
