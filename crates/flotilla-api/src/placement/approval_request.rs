@@ -64,3 +64,22 @@ pub struct ApprovalRequestStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
 }
+
+/// Label naming the update run an approval request belongs to (KubeFleet's).
+pub const TARGET_UPDATE_RUN_LABEL: &str = "kubernetes-fleet.io/targetupdaterun";
+/// Label naming the stage an approval request gates.
+pub const TARGET_UPDATING_STAGE_LABEL: &str = "kubernetes-fleet.io/targetUpdatingStage";
+/// Label saying whether the request gates the stage's start (`beforeStage`) or its end
+/// (`afterStage`).
+pub const TASK_TYPE_LABEL: &str = "kubernetes-fleet.io/taskType";
+/// Label set to `"true"` on the approval requests of the newest run of a placement.
+pub const IS_LATEST_UPDATE_RUN_APPROVAL_LABEL: &str =
+    "kubernetes-fleet.io/isLatestUpdateRunApproval";
+/// The `taskType` label value of a request made before a stage starts.
+pub const BEFORE_STAGE_TASK: &str = "beforeStage";
+/// The `taskType` label value of a request made after a stage's clusters are updated.
+pub const AFTER_STAGE_TASK: &str = "afterStage";
+/// The user's condition: `Approved=True` lets the run go on.
+pub const APPROVED_CONDITION: &str = "Approved";
+/// The run's condition acknowledging an approval; once True it is final.
+pub const APPROVAL_ACCEPTED_CONDITION: &str = "ApprovalAccepted";

@@ -10,6 +10,9 @@ use super::staged_update_strategy::{StageTaskType, UpdateStrategySpec};
 use super::status::NamespacedName;
 use super::strategy::ApplyStrategy;
 
+/// Name of the final stage of every run, which deletes the bindings no longer scheduled.
+pub const DELETE_STAGE_NAME: &str = "kubernetes-fleet.io/deleteStage";
+
 /// Desired state of a staged update run. Only `state` may change after creation.
 // Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
 #[allow(clippy::duplicated_attributes)]
