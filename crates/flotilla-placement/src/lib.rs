@@ -29,3 +29,4 @@ pub mod scheduler;
 pub mod selection;
 pub mod snapshot;
 pub mod status;
+pub mod update_run;

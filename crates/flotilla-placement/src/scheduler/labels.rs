@@ -62,6 +62,11 @@ impl LabelMatcher {
         Self { selector }
     }
 
+    /// `Err` with why the selector is invalid (an invalid selector matches no cluster).
+    pub fn validity(&self) -> Result<(), &str> {
+        self.selector.as_ref().map(|_| ()).map_err(String::as_str)
+    }
+
     /// Whether `cluster`'s labels match.
     pub fn matches(&self, cluster: &MemberCluster) -> bool {
         self.mismatch(cluster_labels(cluster)).is_none()

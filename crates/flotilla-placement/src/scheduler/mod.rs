@@ -36,7 +36,7 @@
 mod binding;
 mod decision;
 mod filter;
-mod labels;
+pub(crate) mod labels;
 mod outcome;
 mod pick_all;
 mod pick_fixed;
