@@ -83,9 +83,10 @@ pub struct UpdateRunSpec {
     pub resource_snapshot_index: Option<String>,
     /// The `ClusterStagedUpdateStrategy` to follow; immutable.
     pub staged_rollout_strategy_name: String,
-    /// Desired state of the run. Default `Initialize`.
+    /// Desired state of the run. Default `Run`: seed 004's runs, which have no `state`,
+    /// start as soon as they are initialized (recent KubeFleet defaults to `Initialize`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "Initialize"))]
+    #[schemars(extend("default" = "Run"))]
     pub state: Option<UpdateRunState>,
 }
 
@@ -94,9 +95,9 @@ pub struct UpdateRunSpec {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 pub enum UpdateRunState {
     /// Compute the stages but do not start.
-    #[default]
     Initialize,
     /// Execute, or resume.
+    #[default]
     Run,
     /// Stop after the clusters in flight finish.
     Stop,

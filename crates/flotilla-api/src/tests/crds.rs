@@ -580,7 +580,7 @@ fn fleet_schemas_carry_kubefleet_defaults_and_bounds() {
     );
     assert_eq!(
         at("ClusterStagedUpdateRun", &format!("{spec}/state/default")),
-        json!("Initialize")
+        json!("Run")
     );
     let budget = at("ClusterResourcePlacementDisruptionBudget", spec);
     for name in ["maxUnavailable", "minAvailable"] {

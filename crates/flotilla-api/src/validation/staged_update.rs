@@ -145,7 +145,7 @@ pub(crate) fn validate_run(new: &Value, old: Option<&Value>) -> Vec<FieldError> 
             &mut errors,
         );
     }
-    let state = |spec| string(spec, "state").unwrap_or("Initialize");
+    let state = |spec| string(spec, "state").unwrap_or("Run");
     let (from, to) = (state(old_spec), state(spec));
     if matches!(
         (from, to),

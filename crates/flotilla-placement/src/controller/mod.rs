@@ -13,6 +13,9 @@
 //! - [`work_generator`]: one reconcile per `ClusterResourceBinding` or `ResourceBinding` turns
 //!   a bound binding into the `Work` in its member's namespace, and the Work's status back
 //!   into the binding's.
+//! - [`update_run`]: one reconcile per `ClusterStagedUpdateRun` initializes the run and
+//!   moves it on, stage by stage ([`crate::update_run`]), for placements under the External
+//!   rollout strategy.
 //! - [`changes`] tells the placement controller when hub objects a placement may select
 //!   change, and [`discovery`] keeps the list of kinds the hub serves.
 
@@ -30,6 +33,7 @@ mod reconcile;
 mod rolling;
 mod scheduling;
 mod snapshots;
+pub mod update_run;
 pub mod work_generator;
 mod writes;
 
@@ -80,7 +84,8 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     tokio::join!(
         placement::run(client.clone(), clock.clone()),
         work_generator::run(client.clone(), clock.clone()),
-        eviction::run(client.clone(), clock),
+        eviction::run(client.clone(), clock.clone()),
+        update_run::run(client.clone(), clock),
         override_snapshots::run(client),
     );
 }

@@ -131,7 +131,7 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
 }
 
 /// The latest ClusterResourceOverride and ResourceOverride snapshots.
-async fn latest_overrides(
+pub(crate) async fn latest_overrides(
     client: &Client,
 ) -> Result<
     (

@@ -112,17 +112,16 @@ async fn carry_out<F: PlacementFamily>(
         Action::Delete => return writes::delete(api, &name).await,
         Action::Bind | Action::Update => {
             let overrides = (target.overrides)(&binding.spec.target_cluster);
-            let patch = json!({"spec": {
-                "state": BindingState::Bound,
-                "resourceSnapshotName": target.snapshot,
-                "clusterResourceOverrideSnapshots": overrides.cluster_resource_overrides,
-                "resourceOverrideSnapshots": overrides.resource_overrides,
-                "applyStrategy": target.apply_strategy(),
-            }});
-            let patched = api
-                .patch(&name, &Default::default(), &kube::api::Patch::Merge(patch))
-                .await?;
-            Some(Into::<ClusterResourceBinding>::into(patched))
+            Some(
+                bind::<F>(
+                    api,
+                    &name,
+                    target.snapshot,
+                    &overrides,
+                    target.apply_strategy().as_ref(),
+                )
+                .await?,
+            )
         }
         _ => None,
     };
@@ -138,8 +137,30 @@ async fn carry_out<F: PlacementFamily>(
         .or(patched))
 }
 
+/// Binds binding `name` to resource snapshot `snapshot` with `overrides` and
+/// `apply_strategy`; returns the binding as patched.
+pub(crate) async fn bind<F: PlacementFamily>(
+    api: &Api<F::Binding>,
+    name: &str,
+    snapshot: &str,
+    overrides: &ClusterOverrides,
+    apply_strategy: Option<&ApplyStrategy>,
+) -> Result<ClusterResourceBinding, kube::Error> {
+    let patch = json!({"spec": {
+        "state": BindingState::Bound,
+        "resourceSnapshotName": snapshot,
+        "clusterResourceOverrideSnapshots": overrides.cluster_resource_overrides,
+        "resourceOverrideSnapshots": overrides.resource_overrides,
+        "applyStrategy": apply_strategy,
+    }});
+    let patched = api
+        .patch(name, &Default::default(), &kube::api::Patch::Merge(patch))
+        .await?;
+    Ok(patched.into())
+}
+
 /// Sets one condition on the binding's status, if it changes anything.
-async fn write_condition<K: Object>(
+pub(crate) async fn write_condition<K: Object>(
     api: &Api<K>,
     binding: &ClusterResourceBinding,
     condition: NewCondition<'_>,

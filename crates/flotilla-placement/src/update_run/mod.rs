@@ -12,7 +12,7 @@
 pub mod assignment;
 pub mod binding;
 mod concurrency;
-mod conditions;
+pub(crate) mod conditions;
 pub mod drift;
 pub mod execute;
 pub mod init;

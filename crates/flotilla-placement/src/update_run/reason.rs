@@ -18,6 +18,8 @@ pub const WAIT_TIME_ELAPSED: &str = "WaitTimeElapsed";
 
 /// Initialized True.
 pub const UPDATE_RUN_INITIALIZED: &str = "UpdateRunInitializedSuccessfully";
+/// Initialized Unknown: something the run needs does not exist yet (looked at again).
+pub const UPDATE_RUN_INITIALIZING: &str = "UpdateRunInitializing";
 /// Initialized False.
 pub const UPDATE_RUN_INITIALIZE_FAILED: &str = "UpdateRunInitializedFailed";
 /// Progressing True: clusters are updating.

@@ -1,0 +1,361 @@
+//! One pass of an initialized run: fail it if its placement changed under it, else read the
+//! bindings and approval requests, let [`crate::update_run::execute::advance`] decide, make
+//! the writes it asks for (bindings first, recorded in the binding cache), then write the
+//! run's status.
+
+use std::collections::BTreeMap;
+
+use flotilla_api::conditions::{NewCondition, find};
+use flotilla_api::placement::approval_request::{
+    APPROVAL_ACCEPTED_CONDITION, APPROVED_CONDITION, IS_LATEST_UPDATE_RUN_APPROVAL_LABEL,
+    TARGET_UPDATE_RUN_LABEL, TARGET_UPDATING_STAGE_LABEL, TASK_TYPE_LABEL,
+};
+use flotilla_api::placement::snapshots::POLICY_INDEX_LABEL;
+use flotilla_api::placement::staged_update_run::UpdateRunStatus;
+use flotilla_api::placement::{
+    ApprovalRequestSpec, ClusterApprovalRequest, ClusterResourceBinding,
+    ClusterSchedulingPolicySnapshot, ClusterStagedUpdateRun,
+};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::ListParams;
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use super::Context;
+use super::start::{cluster_count, split};
+use crate::controller::ControllerError;
+use crate::controller::family::{ClusterFamily, api, owner_reference};
+use crate::controller::rolling::{bind, write_condition};
+use crate::controller::snapshots::owned;
+use crate::controller::writes::{self, Written};
+use crate::overrides::ClusterOverrides;
+use crate::placement_key::PlacementKey;
+use crate::rollout::unavailable_period;
+use crate::snapshot::policy::{effective_policy, latest};
+use crate::snapshot::resource::first_chunk_name;
+use crate::status::{ConditionType, reason};
+use crate::update_run::TaskPosition;
+use crate::update_run::binding::{RunTarget, view};
+use crate::update_run::drift::{Observed, changed};
+use crate::update_run::execute::{ApprovalState, Progress, RunAction, RunContext, advance, fail};
+use crate::update_run::reason::APPROVAL_ACCEPTED;
+
+/// Runs one pass of `run`, whose status is `status`.
+pub(super) async fn pass(
+    ctx: &Context,
+    run: &ClusterStagedUpdateRun,
+    mut status: UpdateRunStatus,
+    key: &PlacementKey,
+    bindings: &[ClusterResourceBinding],
+    now: Timestamp,
+) -> Result<Action, ControllerError> {
+    let generation = run.metadata.generation.unwrap_or_default();
+    let runs = Api::<ClusterStagedUpdateRun>::all(ctx.client.clone());
+    if let Some(why) = drift(ctx, key, &status, bindings).await? {
+        tracing::warn!(run = %run.name_any(), %why, "update run failed");
+        fail(&mut status, &why, generation, now);
+        writes::status(&runs, &run.metadata, json!(status)).await?;
+        return Ok(Action::await_change());
+    }
+    let index = status
+        .resource_snapshot_index_used
+        .clone()
+        .unwrap_or_default();
+    let snapshot = first_chunk_name(&key.name, index.parse().unwrap_or_default());
+    let recorded = recorded_overrides(&status);
+    let apply_strategy = status.applied_strategy.clone();
+    let target = RunTarget {
+        snapshot: &snapshot,
+        apply_strategy: apply_strategy.as_ref(),
+    };
+    let period = unavailable_period(None);
+    let views = bindings
+        .iter()
+        .map(|b| {
+            let overrides = recorded
+                .get(b.spec.target_cluster.as_str())
+                .cloned()
+                .unwrap_or_default();
+            let seen = view(
+                b,
+                target,
+                &overrides.cluster_resource_overrides,
+                &overrides.resource_overrides,
+                now,
+                period,
+            );
+            (b.spec.target_cluster.clone(), seen)
+        })
+        .collect();
+    let requests = approval_requests(ctx, run).await?;
+    let approvals = requests
+        .iter()
+        .map(|(name, request)| (name.clone(), approval_state(request)))
+        .collect();
+    let progress = advance(
+        &mut status,
+        &RunContext {
+            generation,
+            state: run.spec.state.unwrap_or_default(),
+            bindings: &views,
+            approvals: &approvals,
+            now,
+        },
+    );
+    carry_out(
+        ctx, run, key, bindings, &requests, &recorded, &snapshot, &status, &progress, now,
+    )
+    .await?;
+    if Some(&status) != run.status.as_ref() {
+        writes::status(&runs, &run.metadata, json!(status)).await?;
+    }
+    if let Some(at) = progress.recheck_at {
+        ctx.deadlines.schedule(at, ObjectRef::from_obj(run));
+    }
+    Ok(Action::await_change())
+}
+
+/// Why the run can no longer go on, if its placement changed under it.
+async fn drift(
+    ctx: &Context,
+    key: &PlacementKey,
+    status: &UpdateRunStatus,
+    bindings: &[ClusterResourceBinding],
+) -> Result<Option<String>, ControllerError> {
+    let policy_snapshots = owned::<ClusterSchedulingPolicySnapshot>(&ctx.client, key).await?;
+    let Some(policy) = latest(&policy_snapshots) else {
+        return Ok(Some(format!(
+            "ClusterResourcePlacement {} has no scheduling policy snapshot any more",
+            key.name
+        )));
+    };
+    let policy_index = policy
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(POLICY_INDEX_LABEL))
+        .cloned()
+        .unwrap_or_default();
+    let (targets, _) = split(bindings);
+    let scheduled: Vec<&str> = targets
+        .iter()
+        .map(|b| b.spec.target_cluster.as_str())
+        .collect();
+    let observed = Observed {
+        policy_index: &policy_index,
+        cluster_count: cluster_count(&effective_policy(policy), scheduled.len()),
+        scheduled: &scheduled,
+    };
+    Ok(changed(status, &observed))
+}
+
+/// The override snapshots the run recorded for each cluster.
+fn recorded_overrides(status: &UpdateRunStatus) -> BTreeMap<String, ClusterOverrides> {
+    status
+        .stages_status
+        .iter()
+        .flatten()
+        .flat_map(|s| &s.clusters)
+        .map(|c| {
+            let overrides = ClusterOverrides {
+                cluster_resource_overrides: c
+                    .cluster_resource_override_snapshots
+                    .clone()
+                    .unwrap_or_default(),
+                resource_overrides: c.resource_override_snapshots.clone().unwrap_or_default(),
+            };
+            (c.cluster_name.clone(), overrides)
+        })
+        .collect()
+}
+
+/// The run's approval requests by name.
+async fn approval_requests(
+    ctx: &Context,
+    run: &ClusterStagedUpdateRun,
+) -> Result<BTreeMap<String, ClusterApprovalRequest>, kube::Error> {
+    let params =
+        ListParams::default().labels(&format!("{TARGET_UPDATE_RUN_LABEL}={}", run.name_any()));
+    Ok(Api::<ClusterApprovalRequest>::all(ctx.client.clone())
+        .list(&params)
+        .await?
+        .items
+        .into_iter()
+        .map(|r| (r.name_any(), r))
+        .collect())
+}
+
+/// Whether a request is approved (for its current generation) and the approval accepted.
+fn approval_state(request: &ClusterApprovalRequest) -> ApprovalState {
+    let conditions = request
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    let generation = request.metadata.generation;
+    let approved = find(conditions, APPROVED_CONDITION).is_some_and(|c| {
+        c.status == "True"
+            && (c.observed_generation.is_none() || c.observed_generation == generation)
+    });
+    let accepted =
+        find(conditions, APPROVAL_ACCEPTED_CONDITION).is_some_and(|c| c.status == "True");
+    ApprovalState { approved, accepted }
+}
+
+/// Makes the writes a pass asked for: binding writes in parallel (recorded in the binding
+/// cache), then approval requests.
+#[allow(clippy::too_many_arguments)]
+async fn carry_out(
+    ctx: &Context,
+    run: &ClusterStagedUpdateRun,
+    key: &PlacementKey,
+    bindings: &[ClusterResourceBinding],
+    requests: &BTreeMap<String, ClusterApprovalRequest>,
+    recorded: &BTreeMap<String, ClusterOverrides>,
+    snapshot: &str,
+    status: &UpdateRunStatus,
+    progress: &Progress,
+    now: Timestamp,
+) -> Result<(), ControllerError> {
+    let binding_api = api::<ClusterResourceBinding>(&ctx.client, key);
+    let by_cluster: BTreeMap<&str, &ClusterResourceBinding> = bindings
+        .iter()
+        .map(|b| (b.spec.target_cluster.as_str(), b))
+        .collect();
+    let run_name = run.name_any();
+    let index = status
+        .resource_snapshot_index_used
+        .as_deref()
+        .unwrap_or_default();
+    let started = format!("Started by update run {run_name} with resource snapshot index {index}");
+    let mut binding_writes: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = Vec::new();
+    let mut request_writes: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = Vec::new();
+    for action in &progress.actions {
+        match action {
+            RunAction::Bind { cluster } => {
+                let Some(binding) = by_cluster.get(cluster.as_str()) else {
+                    continue;
+                };
+                let overrides = recorded.get(cluster).cloned().unwrap_or_default();
+                let api = &binding_api;
+                let started = started.as_str();
+                binding_writes.push(
+                    async move {
+                        let bound = bind::<ClusterFamily>(
+                            api,
+                            &binding.name_any(),
+                            snapshot,
+                            &overrides,
+                            status.applied_strategy.as_ref(),
+                        )
+                        .await?;
+                        let condition = NewCondition {
+                            type_: ConditionType::RolloutStarted.as_str(),
+                            status: "True",
+                            reason: reason::ROLLOUT_STARTED,
+                            message: started.to_string(),
+                            observed_generation: bound.metadata.generation,
+                        };
+                        let written = write_condition(api, &bound, condition, now).await?;
+                        Ok(written.or(Some(writes::revision(&bound))))
+                    }
+                    .boxed(),
+                );
+            }
+            RunAction::Delete { cluster } => {
+                let Some(binding) = by_cluster.get(cluster.as_str()) else {
+                    continue;
+                };
+                let name = binding.name_any();
+                let api = &binding_api;
+                binding_writes.push(async move { writes::delete(api, &name).await }.boxed());
+            }
+            RunAction::RequestApproval {
+                name,
+                stage,
+                position,
+            } => {
+                let request = approval_request(run, name, stage, *position);
+                request_writes.push(
+                    async move { writes::create(&Api::all(ctx.client.clone()), &request).await }
+                        .boxed(),
+                );
+            }
+            RunAction::AcceptApproval { name } => {
+                let Some(request) = requests.get(name) else {
+                    continue;
+                };
+                request_writes.push(accept(ctx, request, now).boxed());
+            }
+        }
+    }
+    ctx.bindings
+        .record(key, writes::all(binding_writes).await)?;
+    for result in writes::all(request_writes).await {
+        result?;
+    }
+    Ok(())
+}
+
+/// The approval request for `run`'s task at `position` of `stage`.
+fn approval_request(
+    run: &ClusterStagedUpdateRun,
+    name: &str,
+    stage: &str,
+    position: TaskPosition,
+) -> ClusterApprovalRequest {
+    let run_name = run.name_any();
+    let labels = BTreeMap::from([
+        (TARGET_UPDATE_RUN_LABEL.to_string(), run_name.clone()),
+        (TARGET_UPDATING_STAGE_LABEL.to_string(), stage.to_string()),
+        (TASK_TYPE_LABEL.to_string(), position.label().to_string()),
+        (
+            IS_LATEST_UPDATE_RUN_APPROVAL_LABEL.to_string(),
+            "true".to_string(),
+        ),
+    ]);
+    ClusterApprovalRequest {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(labels),
+            owner_references: Some(vec![owner_reference(run)]),
+            ..ObjectMeta::default()
+        },
+        spec: ApprovalRequestSpec {
+            parent_stage_rollout: run_name,
+            target_stage: stage.to_string(),
+        },
+        status: None,
+    }
+}
+
+/// Sets `ApprovalAccepted` on an approved request, keeping its other conditions.
+async fn accept(
+    ctx: &Context,
+    request: &ClusterApprovalRequest,
+    now: Timestamp,
+) -> Result<Written, kube::Error> {
+    let mut conditions = request
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    flotilla_api::conditions::set_condition(
+        &mut conditions,
+        NewCondition {
+            type_: APPROVAL_ACCEPTED_CONDITION,
+            status: "True",
+            reason: APPROVAL_ACCEPTED,
+            message: "The approval request has been approved and cannot be reverted".to_string(),
+            observed_generation: request.metadata.generation,
+        },
+        now,
+    );
+    let api = Api::<ClusterApprovalRequest>::all(ctx.client.clone());
+    writes::status(&api, &request.metadata, json!({"conditions": conditions})).await
+}
