@@ -1,7 +1,9 @@
 //! Namespaced twins of cluster-scoped kinds: KubeFleet's `ResourcePlacement`,
-//! `ResourceBinding`, `ResourceSnapshot` and `SchedulingPolicySnapshot` carry exactly the spec
-//! and status of `ClusterResourcePlacement`, `ClusterResourceBinding`, `ClusterResourceSnapshot`
-//! and `ClusterSchedulingPolicySnapshot` and differ only in name and scope.
+//! `ResourceBinding`, `ResourceSnapshot`, `SchedulingPolicySnapshot`, `StagedUpdateStrategy`,
+//! `StagedUpdateRun` and `ApprovalRequest` carry exactly the spec and status of
+//! `ClusterResourcePlacement`, `ClusterResourceBinding`, `ClusterResourceSnapshot`,
+//! `ClusterSchedulingPolicySnapshot`, `ClusterStagedUpdateStrategy`, `ClusterStagedUpdateRun`
+//! and `ClusterApprovalRequest` and differ only in name and scope.
 //!
 //! `#[derive(CustomResource)]` turns one spec struct into one kind, so a second kind over the
 //! same spec is written by [`namespaced_twin!`]: the root struct (`metadata`, `spec`, `status`,
@@ -9,7 +11,8 @@
 //! taken from the cluster twin's by [`namespaced_crd`]. Both kinds then implement
 //! `HasSpec<Spec = S>` and `HasStatus<Status = T>` for the same `S` and `T`, and convert into
 //! each other with `From` (metadata, spec and status move over), so controllers can be written
-//! once over either scope.
+//! once over either scope. A kind without status (`ClusterStagedUpdateStrategy`) has a twin
+//! without status: neither has a `status` field nor implements `HasStatus`.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -83,14 +86,16 @@ pub(crate) fn namespaced_crd(
 /// }
 /// ```
 ///
-/// `derive` lists extra derives of the root struct (`Default` where the spec has one); it
-/// always derives `Clone`, `Debug`, `PartialEq` and `Deserialize`.
+/// `status` is left out for a cluster twin that has none (derived without `status = …`):
+/// the twin then has no `status` field and no `HasStatus`. `derive` lists extra derives of the
+/// root struct (`Default` where the spec has one); it always derives `Clone`, `Debug`,
+/// `PartialEq` and `Deserialize`.
 macro_rules! namespaced_twin {
     (
         $(#[doc = $doc:literal])+
         pub struct $kind:ident: twin of $cluster:ident {
             spec: $spec:ty,
-            status: $status:ty,
+            $(status: $status:ty,)?
             plural: $plural:literal,
             singular: $singular:literal,
             short_name: $short:literal,
@@ -106,9 +111,11 @@ macro_rules! namespaced_twin {
             pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
             /// Desired state, the same type as the cluster-scoped twin's.
             pub spec: $spec,
+            $(
             /// Observed state, the same type as the cluster-scoped twin's.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub status: Option<$status>,
+            )?
         }
 
         impl $kind {
@@ -121,7 +128,7 @@ macro_rules! namespaced_twin {
                         ..Default::default()
                     },
                     spec,
-                    status: None,
+                    $(status: None::<$status>,)?
                 }
             }
         }
@@ -132,15 +139,17 @@ macro_rules! namespaced_twin {
                 use ::serde::ser::SerializeStruct as _;
                 let mut obj = ser.serialize_struct(
                     stringify!($kind),
-                    4 + usize::from(self.status.is_some()),
+                    4 $(+ usize::from(Option::<$status>::is_some(&self.status)))?,
                 )?;
                 obj.serialize_field("apiVersion", &Self::api_version(&()))?;
                 obj.serialize_field("kind", &Self::kind(&()))?;
                 obj.serialize_field("metadata", &self.metadata)?;
                 obj.serialize_field("spec", &self.spec)?;
+                $(
                 if let Some(status) = &self.status {
-                    obj.serialize_field("status", status)?;
+                    obj.serialize_field::<$status>("status", status)?;
                 }
+                )?
                 obj.end()
             }
         }
@@ -187,7 +196,7 @@ macro_rules! namespaced_twin {
                 Self {
                     metadata: object.metadata,
                     spec: object.spec,
-                    status: object.status,
+                    $(status: ::core::convert::identity::<Option<$status>>(object.status),)?
                 }
             }
         }
@@ -200,7 +209,7 @@ macro_rules! namespaced_twin {
                 Self {
                     metadata: object.metadata,
                     spec: object.spec,
-                    status: object.status,
+                    $(status: ::core::convert::identity::<Option<$status>>(object.status),)?
                 }
             }
         }
@@ -217,6 +226,7 @@ macro_rules! namespaced_twin {
             }
         }
 
+        $(
         impl ::kube::core::object::HasStatus for $kind {
             type Status = $status;
 
@@ -228,6 +238,7 @@ macro_rules! namespaced_twin {
                 &mut self.status
             }
         }
+        )?
 
         impl ::kube::CustomResourceExt for $kind {
             fn crd() -> ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {

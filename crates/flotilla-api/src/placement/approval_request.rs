@@ -1,10 +1,14 @@
 //! `ClusterApprovalRequest` (`careq`): created by a staged update run for an `Approval` task;
-//! a user approves it by setting the `Approved` condition, the run accepts it.
+//! a user approves it by setting the `Approved` condition, the run accepts it. Its namespaced
+//! twin [`ApprovalRequest`] (`areq`) has the same [`ApprovalRequestSpec`] and
+//! [`ApprovalRequestStatus`] and gates a `StagedUpdateRun` of its namespace.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::crd::twin::namespaced_twin;
 
 /// What an approval request is for; immutable.
 // Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
@@ -54,6 +58,20 @@ pub struct ApprovalRequestSpec {
     pub parent_stage_rollout: String,
     /// The stage to approve.
     pub target_stage: String,
+}
+
+namespaced_twin! {
+    /// A request to approve a stage of a `StagedUpdateRun` of its namespace, served at
+    /// `placement.kubernetes-fleet.io` v1beta1 (stored) and v1 like `ClusterApprovalRequest`.
+    pub struct ApprovalRequest: twin of ClusterApprovalRequest {
+        spec: ApprovalRequestSpec,
+        status: ApprovalRequestStatus,
+        plural: "approvalrequests",
+        singular: "approvalrequest",
+        short_name: "areq",
+        description: "ApprovalRequest asks a user to approve a stage of a StagedUpdateRun of its namespace.",
+        derive: [],
+    }
 }
 
 /// Observed state of an approval request.

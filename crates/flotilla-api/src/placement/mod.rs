@@ -20,7 +20,9 @@ pub mod strategy;
 pub mod work;
 
 pub use applied_work::AppliedWork;
-pub use approval_request::{ApprovalRequestSpec, ApprovalRequestStatus, ClusterApprovalRequest};
+pub use approval_request::{
+    ApprovalRequest, ApprovalRequestSpec, ApprovalRequestStatus, ClusterApprovalRequest,
+};
 pub use binding::{BindingState, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec};
 pub use cluster_resource_placement::{
     ClusterResourcePlacement, PlacementSpec, StatusReportingScope,
@@ -39,9 +41,11 @@ pub use snapshots::{
     SchedulingPolicySnapshot,
 };
 pub use staged_update_run::{
-    ClusterStagedUpdateRun, UpdateRunSpec, UpdateRunState, UpdateRunStatus,
+    ClusterStagedUpdateRun, StagedUpdateRun, UpdateRunSpec, UpdateRunState, UpdateRunStatus,
 };
-pub use staged_update_strategy::{ClusterStagedUpdateStrategy, UpdateStrategySpec};
+pub use staged_update_strategy::{
+    ClusterStagedUpdateStrategy, StagedUpdateStrategy, UpdateStrategySpec,
+};
 pub use status::PlacementStatus;
 pub use work::Work;
 
@@ -73,8 +77,11 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         served_versions(ClusterResourceOverrideSnapshot::crd()),
         served_versions(ResourceOverrideSnapshot::crd()),
         served_versions(ClusterStagedUpdateStrategy::crd()),
+        served_versions(StagedUpdateStrategy::crd()),
         served_versions(ClusterStagedUpdateRun::crd()),
+        served_versions(StagedUpdateRun::crd()),
         served_versions(ClusterApprovalRequest::crd()),
+        served_versions(ApprovalRequest::crd()),
         served_versions(ClusterResourcePlacementEviction::crd()),
         served_versions(ClusterResourcePlacementDisruptionBudget::crd()),
     ]

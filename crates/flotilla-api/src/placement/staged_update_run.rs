@@ -1,5 +1,8 @@
-//! `ClusterStagedUpdateRun` (`csur`): one staged rollout of a placement's resource snapshot,
-//! following a `ClusterStagedUpdateStrategy`.
+//! `ClusterStagedUpdateRun` (`csur`): one staged rollout of a `ClusterResourcePlacement`'s
+//! resource snapshot, following a `ClusterStagedUpdateStrategy`. Its namespaced twin
+//! [`StagedUpdateRun`] (`sur`) has the same [`UpdateRunSpec`] and [`UpdateRunStatus`] and rolls
+//! out a `ResourcePlacement` of its namespace following a `StagedUpdateStrategy` of its
+//! namespace, gated by `ApprovalRequest`s there.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::CustomResource;
@@ -9,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::staged_update_strategy::{StageTaskType, UpdateStrategySpec};
 use super::status::NamespacedName;
 use super::strategy::ApplyStrategy;
+use crate::crd::twin::namespaced_twin;
 
 /// Name of the final stage of every run, which deletes the bindings no longer scheduled.
 pub const DELETE_STAGE_NAME: &str = "kubernetes-fleet.io/deleteStage";
@@ -75,19 +79,36 @@ pub const DELETE_STAGE_NAME: &str = "kubernetes-fleet.io/deleteStage";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateRunSpec {
-    /// The placement to roll out; immutable.
+    /// The placement to roll out (a `ClusterResourcePlacement`, or for a `StagedUpdateRun` a
+    /// `ResourcePlacement` of its namespace); immutable.
     #[schemars(length(max = 255))]
     pub placement_name: String,
     /// The resource snapshot index to roll out (latest when unset); immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_snapshot_index: Option<String>,
-    /// The `ClusterStagedUpdateStrategy` to follow; immutable.
+    /// The strategy to follow (a `ClusterStagedUpdateStrategy`, or for a `StagedUpdateRun` a
+    /// `StagedUpdateStrategy` of its namespace); immutable.
     pub staged_rollout_strategy_name: String,
     /// Desired state of the run. Default `Run`: seed 004's runs, which have no `state`,
     /// start as soon as they are initialized (recent KubeFleet defaults to `Initialize`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "Run"))]
     pub state: Option<UpdateRunState>,
+}
+
+namespaced_twin! {
+    /// A staged rollout of a `ResourcePlacement` of its namespace, following a
+    /// `StagedUpdateStrategy` of its namespace; served at `placement.kubernetes-fleet.io`
+    /// v1beta1 (stored) and v1 like `ClusterStagedUpdateRun`.
+    pub struct StagedUpdateRun: twin of ClusterStagedUpdateRun {
+        spec: UpdateRunSpec,
+        status: UpdateRunStatus,
+        plural: "stagedupdateruns",
+        singular: "stagedupdaterun",
+        short_name: "sur",
+        description: "StagedUpdateRun rolls the resources selected by a ResourcePlacement of its namespace out to member clusters stage by stage.",
+        derive: [],
+    }
 }
 
 /// Desired state of an update run. `Initialize → Run ⇄ Stop`; nothing goes back to
@@ -185,7 +206,8 @@ pub struct StageTaskStatus {
     /// The task type.
     #[serde(rename = "type")]
     pub type_: StageTaskType,
-    /// The `ClusterApprovalRequest` created for an `Approval` task.
+    /// The approval request created for an `Approval` task (a `ClusterApprovalRequest`, or
+    /// for a `StagedUpdateRun` an `ApprovalRequest` in its namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_request_name: Option<String>,
     /// Task conditions: `ApprovalRequestCreated`, `ApprovalRequestApproved`, `WaitTimeElapsed`.

@@ -1,11 +1,15 @@
 //! `ClusterStagedUpdateStrategy` (`csus`): a reusable list of stages that staged update runs
-//! follow to roll a placement out cluster group by cluster group.
+//! follow to roll a placement out cluster group by cluster group. Its namespaced twin
+//! [`StagedUpdateStrategy`] (`sus`) has the same [`UpdateStrategySpec`] and serves the
+//! [`super::StagedUpdateRun`]s of its namespace.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::crd::twin::namespaced_twin;
 
 /// Pattern of a stage name.
 pub const STAGE_NAME_PATTERN: &str = "^[a-z0-9]+$";
@@ -35,6 +39,20 @@ pub struct UpdateStrategySpec {
     /// The stages, in order (at most 31).
     #[schemars(length(max = 31))]
     pub stages: Vec<StageConfig>,
+}
+
+namespaced_twin! {
+    /// The stages `StagedUpdateRun`s of its namespace follow, served at
+    /// `placement.kubernetes-fleet.io` v1beta1 (stored) and v1 like
+    /// `ClusterStagedUpdateStrategy`. Like it, it has no status.
+    pub struct StagedUpdateStrategy: twin of ClusterStagedUpdateStrategy {
+        spec: UpdateStrategySpec,
+        plural: "stagedupdatestrategies",
+        singular: "stagedupdatestrategy",
+        short_name: "sus",
+        description: "StagedUpdateStrategy defines a reusable strategy for the StagedUpdateRuns of its namespace: the stages, and their order, in which placed resources are updated on member clusters.",
+        derive: [],
+    }
 }
 
 /// One update stage: a group of clusters updated together, with gates around it.
@@ -83,6 +101,8 @@ pub struct StageTask {
 pub enum StageTaskType {
     /// Wait a fixed time.
     TimedWait,
-    /// Wait for a user to approve the `ClusterApprovalRequest` the run creates.
+    /// Wait for a user to approve the approval request the run creates (a
+    /// `ClusterApprovalRequest` for a `ClusterStagedUpdateRun`, an `ApprovalRequest` in its
+    /// namespace for a `StagedUpdateRun`).
     Approval,
 }

@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 
 use super::schema_check::violations;
 use crate::placement::{
-    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
-    ClusterSchedulingPolicySnapshot, ResourceBinding, ResourcePlacement, ResourceSnapshot,
-    SchedulingPolicySnapshot,
+    ApprovalRequest, ClusterApprovalRequest, ClusterResourceBinding, ClusterResourcePlacement,
+    ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ClusterStagedUpdateRun,
+    ClusterStagedUpdateStrategy, ResourceBinding, ResourcePlacement, ResourceSnapshot,
+    SchedulingPolicySnapshot, StagedUpdateRun, StagedUpdateStrategy,
 };
 use crate::validation::structural;
 use crate::{core_crds, fleet_crds, validate};
@@ -100,8 +101,11 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "ClusterResourceOverrideSnapshot",
             "ResourceOverrideSnapshot",
             "ClusterStagedUpdateStrategy",
+            "StagedUpdateStrategy",
             "ClusterStagedUpdateRun",
+            "StagedUpdateRun",
             "ClusterApprovalRequest",
+            "ApprovalRequest",
             "ClusterResourcePlacementEviction",
             "ClusterResourcePlacementDisruptionBudget"
         ]
@@ -117,6 +121,9 @@ fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
             "Work",
             "ResourceOverride",
             "ResourceOverrideSnapshot",
+            "StagedUpdateStrategy",
+            "StagedUpdateRun",
+            "ApprovalRequest",
         ];
         let scope = if namespaced.contains(&kind.as_str()) {
             "Namespaced"
@@ -236,35 +243,47 @@ fn fleet_short_names_and_printer_columns_follow_kubefleet() {
     );
     // The seed's `kubectl get csur` header: NAME PLACEMENT RESOURCE-SNAPSHOT-INDEX
     // POLICY-SNAPSHOT-INDEX INITIALIZED SUCCEEDED AGE; -o wide adds PROGRESSING and STRATEGY.
-    expect(
-        "ClusterStagedUpdateRun",
-        "csur",
-        &[
-            ("Placement", 0),
-            ("Resource-Snapshot-Index", 0),
-            ("Policy-Snapshot-Index", 0),
-            ("Initialized", 0),
-            ("Succeeded", 0),
-            ("Age", 0),
-            ("Progressing", 1),
-            ("Strategy", 1),
-        ],
-    );
+    // The namespaced twin (`kubectl get sur`) shows the same.
+    for (kind, short) in [
+        ("ClusterStagedUpdateRun", "csur"),
+        ("StagedUpdateRun", "sur"),
+    ] {
+        expect(
+            kind,
+            short,
+            &[
+                ("Placement", 0),
+                ("Resource-Snapshot-Index", 0),
+                ("Policy-Snapshot-Index", 0),
+                ("Initialized", 0),
+                ("Succeeded", 0),
+                ("Age", 0),
+                ("Progressing", 1),
+                ("Strategy", 1),
+            ],
+        );
+    }
     // The seed's `kubectl get clusterapprovalrequest` header:
-    // NAME UPDATE-RUN STAGE APPROVED APPROVALACCEPTED AGE.
-    expect(
-        "ClusterApprovalRequest",
-        "careq",
-        &[
-            ("Update-Run", 0),
-            ("Stage", 0),
-            ("Approved", 0),
-            ("ApprovalAccepted", 0),
-            ("Age", 0),
-        ],
-    );
+    // NAME UPDATE-RUN STAGE APPROVED APPROVALACCEPTED AGE; `kubectl get areq` the same.
+    for (kind, short) in [
+        ("ClusterApprovalRequest", "careq"),
+        ("ApprovalRequest", "areq"),
+    ] {
+        expect(
+            kind,
+            short,
+            &[
+                ("Update-Run", 0),
+                ("Stage", 0),
+                ("Approved", 0),
+                ("ApprovalAccepted", 0),
+                ("Age", 0),
+            ],
+        );
+    }
     // KubeFleet gives strategies no columns: kubectl shows NAME and AGE.
     expect("ClusterStagedUpdateStrategy", "csus", &[]);
+    expect("StagedUpdateStrategy", "sus", &[]);
     expect(
         "ClusterResourcePlacementEviction",
         "crpe",
@@ -320,9 +339,18 @@ where
 {
 }
 
+/// Checks at compile time that `N` is a twin of `C` that, like it, has no status: the same
+/// spec type.
+fn shares_spec<C, N>()
+where
+    C: HasSpec,
+    N: HasSpec<Spec = C::Spec>,
+{
+}
+
 /// Checks a namespaced twin `N` of `C` (both types and definitions): names, scope, the same
-/// schema (but for the kind's description) and the same columns, its placement-level
-/// conditions read with its own prefix.
+/// schema (but for the kind's description) and field selectors, and the same columns, its
+/// placement-level conditions read with its own prefix.
 fn check_twin<C, N>(crds: &[CustomResourceDefinition], plural: &str, short: &str)
 where
     C: Resource<DynamicType = (), Scope = ClusterResourceScope> + CustomResourceExt,
@@ -352,6 +380,10 @@ where
     }
     let (cluster_schema, _, cluster_version) = storage(cluster);
     let (twin_schema, description, twin_version) = storage(twin);
+    assert_eq!(
+        twin_version.selectable_fields, cluster_version.selectable_fields,
+        "{kind}"
+    );
     assert_eq!(
         twin_schema, cluster_schema,
         "{kind}: schema differs from {cluster_kind}'s"
@@ -393,6 +425,30 @@ fn namespaced_twins_share_spec_status_schema_and_columns() {
     );
     check_twin::<ClusterResourceSnapshot, ResourceSnapshot>(&crds, "resourcesnapshots", "rs");
     check_twin::<ClusterResourceBinding, ResourceBinding>(&crds, "resourcebindings", "rb");
+    // The staged-update twins (KubeFleet's short names: `sus`, `sur`, `areq`).
+    shares_spec::<ClusterStagedUpdateStrategy, StagedUpdateStrategy>();
+    shares_spec_and_status::<ClusterStagedUpdateRun, StagedUpdateRun>();
+    shares_spec_and_status::<ClusterApprovalRequest, ApprovalRequest>();
+    check_twin::<ClusterStagedUpdateStrategy, StagedUpdateStrategy>(
+        &crds,
+        "stagedupdatestrategies",
+        "sus",
+    );
+    check_twin::<ClusterStagedUpdateRun, StagedUpdateRun>(&crds, "stagedupdateruns", "sur");
+    check_twin::<ClusterApprovalRequest, ApprovalRequest>(&crds, "approvalrequests", "areq");
+    let selectable = |kind: &str| -> Vec<String> {
+        find(&crds, kind).spec.versions[0]
+            .selectable_fields
+            .iter()
+            .flatten()
+            .map(|f| f.json_path.clone())
+            .collect()
+    };
+    assert_eq!(selectable("StagedUpdateRun"), [".spec.placementName"]);
+    assert_eq!(
+        selectable("ApprovalRequest"),
+        [".spec.parentStageRollout", ".spec.targetStage"]
+    );
 
     // KubeFleet's ResourcePlacement columns: CRP's, reading `ResourcePlacement…` conditions.
     let rp = find(&crds, "ResourcePlacement");
@@ -476,6 +532,94 @@ fn namespaced_twins_round_trip() {
         serde_json::from_value::<ResourceSnapshot>(value).unwrap(),
         snapshot
     );
+    // A twin of a kind without status has none either.
+    let mut strategy = StagedUpdateStrategy::new(
+        "canary-first",
+        serde_json::from_value(json!({"stages": [{"name": "canary"}]})).unwrap(),
+    );
+    strategy.metadata.namespace = Some("app".into());
+    let value = serde_json::to_value(&strategy).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "StagedUpdateStrategy",
+            "metadata": {"name": "canary-first", "namespace": "app"},
+            "spec": {"stages": [{"name": "canary"}]}
+        })
+    );
+    assert_eq!(
+        serde_json::from_value::<StagedUpdateStrategy>(value).unwrap(),
+        strategy
+    );
+    let cluster = ClusterStagedUpdateStrategy::from(strategy.clone());
+    assert_eq!(cluster.spec, strategy.spec);
+    assert_eq!(StagedUpdateStrategy::from(cluster), strategy);
+    let mut run = StagedUpdateRun::new(
+        "run",
+        serde_json::from_value(
+            json!({"placementName": "web", "stagedRolloutStrategyName": "canary-first"}),
+        )
+        .unwrap(),
+    );
+    run.status = Some(Default::default());
+    let value = serde_json::to_value(&run).unwrap();
+    assert_eq!(value["kind"], "StagedUpdateRun");
+    assert_eq!(value["status"], json!({}));
+    assert_eq!(
+        serde_json::from_value::<StagedUpdateRun>(value).unwrap(),
+        run
+    );
+    let request = ApprovalRequest::new(
+        "run-after-canary",
+        serde_json::from_value(json!({"parentStageRollout": "run", "targetStage": "canary"}))
+            .unwrap(),
+    );
+    assert_eq!(
+        ApprovalRequest::from(ClusterApprovalRequest::from(request.clone())),
+        request
+    );
+}
+
+/// The staged-update twins' short names, plurals and singulars are KubeFleet's and reach one
+/// kind only: no other kind the hub serves (fleet or core) answers to them.
+#[test]
+fn staged_update_twin_names_are_free_on_the_hub() {
+    let crds: Vec<_> = fleet_crds().into_iter().chain(core_crds()).collect();
+    for (kind, names) in [
+        (
+            "StagedUpdateStrategy",
+            ["sus", "stagedupdatestrategies", "stagedupdatestrategy"],
+        ),
+        (
+            "StagedUpdateRun",
+            ["sur", "stagedupdateruns", "stagedupdaterun"],
+        ),
+        (
+            "ApprovalRequest",
+            ["areq", "approvalrequests", "approvalrequest"],
+        ),
+    ] {
+        for crd in &crds {
+            let other = &crd.spec.names;
+            if other.kind == kind {
+                continue;
+            }
+            let taken: Vec<&str> = [other.plural.as_str()]
+                .into_iter()
+                .chain(other.singular.as_deref())
+                .chain(other.short_names.iter().flatten().map(String::as_str))
+                .collect();
+            for name in names {
+                assert!(
+                    !taken.contains(&name),
+                    "{kind}: {name} is also {} {}'s",
+                    crd.spec.group,
+                    other.kind
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -600,9 +600,13 @@ fn strategy(stages: Value) -> Value {
     json!({"metadata": {"name": "s"}, "spec": {"stages": stages}})
 }
 
+/// The staged-update kinds: each cluster-scoped kind and its namespaced twin share rules.
+const STRATEGY_KINDS: [&str; 2] = ["ClusterStagedUpdateStrategy", "StagedUpdateStrategy"];
+const RUN_KINDS: [&str; 2] = ["ClusterStagedUpdateRun", "StagedUpdateRun"];
+const APPROVAL_REQUEST_KINDS: [&str; 2] = ["ClusterApprovalRequest", "ApprovalRequest"];
+
 #[test]
 fn staged_update_strategy_rules() {
-    let kind = "ClusterStagedUpdateStrategy";
     let cases: &[(Value, &[&str])] = &[
         (
             json!([{"name": "a", "maxConcurrency": 3}, {"name": "b", "maxConcurrency": "50%"}]),
@@ -632,6 +636,10 @@ fn staged_update_strategy_rules() {
             &["spec.stages[0].afterStageTasks[1].type: Duplicate value: \"Approval\""],
         ),
         (
+            json!([{"name": "a"}, {"name": "b", "afterStageTasks": [{"type": "TimedWait", "waitTime": "1h"}, {"type": "TimedWait", "waitTime": "2h"}]}]),
+            &["spec.stages[1].afterStageTasks[1].type: Duplicate value: \"TimedWait\""],
+        ),
+        (
             json!([{"name": "a", "beforeStageTasks": [{"type": "TimedWait", "waitTime": "1h"}]}]),
             &[
                 "spec.stages[0].beforeStageTasks[0].type: Unsupported value: \"TimedWait\": supported values: \"Approval\"",
@@ -648,12 +656,14 @@ fn staged_update_strategy_rules() {
             ],
         ),
     ];
-    for (stages, expected) in cases {
-        assert_eq!(
-            messages(PLACEMENT, kind, &strategy(stages.clone()), None),
-            *expected,
-            "{stages}"
-        );
+    for kind in STRATEGY_KINDS {
+        for (stages, expected) in cases {
+            assert_eq!(
+                messages(PLACEMENT, kind, &strategy(stages.clone()), None),
+                *expected,
+                "{kind} {stages}"
+            );
+        }
     }
 }
 
@@ -666,7 +676,12 @@ fn run(spec: Value) -> Value {
 
 #[test]
 fn staged_update_run_rules() {
-    let kind = "ClusterStagedUpdateRun";
+    for kind in RUN_KINDS {
+        staged_update_run_rules_of(kind);
+    }
+}
+
+fn staged_update_run_rules_of(kind: &str) {
     assert_eq!(
         messages(PLACEMENT, kind, &run(json!({})), None),
         Vec::<String>::new()
@@ -729,30 +744,39 @@ fn staged_update_run_rules() {
             "spec.stagedRolloutStrategyName: Invalid value: \"t\": field is immutable",
         ]
     );
+    assert_eq!(
+        update(
+            json!({"state": "Run"}),
+            json!({"state": "Run", "placementName": "other"})
+        ),
+        ["spec.placementName: Invalid value: \"other\": field is immutable"],
+        "{kind}"
+    );
 }
 
 #[test]
 fn approval_request_spec_is_immutable() {
     let request = |stage: &str| json!({"metadata": {"name": "r"}, "spec": {"parentStageRollout": "run", "targetStage": stage}});
-    let kind = "ClusterApprovalRequest";
-    assert_eq!(
-        messages(PLACEMENT, kind, &request("canary"), None),
-        Vec::<String>::new()
-    );
-    let approved = merged(
-        &request("canary"),
-        &json!({"status": {"conditions": [{"type": "Approved", "status": "True"}]}}),
-    );
-    assert_eq!(
-        messages(PLACEMENT, kind, &approved, Some(&request("canary"))),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        messages(PLACEMENT, kind, &request("prod"), Some(&request("canary"))),
-        [
-            "spec: Invalid value: {\"parentStageRollout\":\"run\",\"targetStage\":\"prod\"}: field is immutable"
-        ]
-    );
+    for kind in APPROVAL_REQUEST_KINDS {
+        assert_eq!(
+            messages(PLACEMENT, kind, &request("canary"), None),
+            Vec::<String>::new()
+        );
+        let approved = merged(
+            &request("canary"),
+            &json!({"status": {"conditions": [{"type": "Approved", "status": "True"}]}}),
+        );
+        assert_eq!(
+            messages(PLACEMENT, kind, &approved, Some(&request("canary"))),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            messages(PLACEMENT, kind, &request("prod"), Some(&request("canary"))),
+            [
+                "spec: Invalid value: {\"parentStageRollout\":\"run\",\"targetStage\":\"prod\"}: field is immutable"
+            ]
+        );
+    }
 }
 
 #[test]
@@ -1066,8 +1090,11 @@ proptest! {
             (PLACEMENT, "ClusterResourcePlacement"),
             (PLACEMENT, "ResourcePlacement"),
             (PLACEMENT, "ClusterStagedUpdateStrategy"),
+            (PLACEMENT, "StagedUpdateStrategy"),
             (PLACEMENT, "ClusterStagedUpdateRun"),
+            (PLACEMENT, "StagedUpdateRun"),
             (PLACEMENT, "ClusterApprovalRequest"),
+            (PLACEMENT, "ApprovalRequest"),
             ("cluster.kubernetes-fleet.io", "MemberCluster"),
             ("apiextensions.k8s.io", "CustomResourceDefinition"),
         ] {

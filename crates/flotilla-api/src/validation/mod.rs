@@ -59,9 +59,13 @@ pub fn validate(
         (PLACEMENT_GROUP, "ResourcePlacement") => {
             placement::validate(PlacementScope::Namespaced, new, old, served)
         }
-        (PLACEMENT_GROUP, "ClusterStagedUpdateStrategy") => staged_update::validate_strategy(new),
-        (PLACEMENT_GROUP, "ClusterStagedUpdateRun") => staged_update::validate_run(new, old),
-        (PLACEMENT_GROUP, "ClusterApprovalRequest") => {
+        (PLACEMENT_GROUP, "ClusterStagedUpdateStrategy" | "StagedUpdateStrategy") => {
+            staged_update::validate_strategy(new)
+        }
+        (PLACEMENT_GROUP, "ClusterStagedUpdateRun" | "StagedUpdateRun") => {
+            staged_update::validate_run(new, old)
+        }
+        (PLACEMENT_GROUP, "ClusterApprovalRequest" | "ApprovalRequest") => {
             staged_update::validate_approval_request(new, old)
         }
         (CLUSTER_GROUP, "MemberCluster") => member_cluster::validate(new),

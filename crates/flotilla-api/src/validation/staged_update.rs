@@ -10,7 +10,7 @@ use super::path::Path;
 const TIMED_WAIT: &str = "TimedWait";
 const APPROVAL: &str = "Approval";
 
-/// Validates a `ClusterStagedUpdateStrategy`.
+/// Validates a `ClusterStagedUpdateStrategy` or a `StagedUpdateStrategy`.
 pub(crate) fn validate_strategy(new: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let path = Path::new("spec").child("stages");
@@ -115,8 +115,8 @@ fn tasks(tasks: &[Value], allowed: &[&str], path: &Path, errors: &mut Vec<FieldE
     }
 }
 
-/// Validates a `ClusterStagedUpdateRun`: on update only `spec.state` may change, and never
-/// back to `Initialize` nor from `Initialize` straight to `Stop`.
+/// Validates a `ClusterStagedUpdateRun` or a `StagedUpdateRun`: on update only `spec.state`
+/// may change, and never back to `Initialize` nor from `Initialize` straight to `Stop`.
 pub(crate) fn validate_run(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     name_at_most_63(new, &mut errors);
@@ -160,7 +160,7 @@ pub(crate) fn validate_run(new: &Value, old: Option<&Value>) -> Vec<FieldError> 
     errors
 }
 
-/// Validates a `ClusterApprovalRequest`: its spec is immutable.
+/// Validates a `ClusterApprovalRequest` or an `ApprovalRequest`: its spec is immutable.
 pub(crate) fn validate_approval_request(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if let Some(old) = old {
