@@ -1,8 +1,10 @@
 //! `flotilla`: the multi-cluster Kubernetes fleet manager's command line.
 //!
 //! `up` runs the whole system on one machine; `hub` runs the hub alone against a chosen store;
-//! `crds` prints the CustomResourceDefinitions; `bench` measures the store and API paths.
+//! `crds` prints the CustomResourceDefinitions; `bench` measures the store and API paths;
+//! `approve` and `status` are user conveniences for staged update runs.
 
+mod approve;
 mod bench;
 mod fleet_runner;
 mod kubeconfig;
@@ -10,6 +12,7 @@ mod member;
 mod preview;
 mod prices;
 mod serve;
+mod status;
 mod tls;
 mod up;
 
@@ -44,6 +47,13 @@ enum Command {
     Kubeconfig(member::KubeconfigArgs),
     /// Show what a ClusterResourcePlacement would do on the fleet as it is now, changing nothing.
     Preview(preview::PreviewArgs),
+    /// Approve a stage of a staged update run: set its ClusterApprovalRequest's Approved condition.
+    Approve(approve::ApproveArgs),
+    /// Show the progress of a staged update run.
+    Status {
+        #[command(subcommand)]
+        what: status::StatusCommand,
+    },
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
     /// Measure performance against a side-by-side etcd where one is installed.
@@ -86,6 +96,8 @@ fn main() -> Result<()> {
         }
         Command::Kubeconfig(args) => runtime.block_on(member::print_kubeconfig(args)),
         Command::Preview(args) => runtime.block_on(preview::run(args)),
+        Command::Approve(args) => runtime.block_on(approve::run(args)),
+        Command::Status { what } => runtime.block_on(status::run(what)),
         Command::Crds => {
             for crd in flotilla_api::fleet_crds() {
                 println!("---");
