@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use common::{HubProcess, eventually, examples_dir, get_json, member_kubeconfig, on_member};
 use serde_json::Value;
@@ -215,6 +215,35 @@ fn the_seed_scenario_runs_stage_by_stage_with_its_wait_and_approval() {
         request
     );
 
+    // `flotilla status` shows the wait and the command that ends it; a `--watch` follows the
+    // run to its end.
+    let drawn = flotilla(&hub, &["status", "updaterun", "example-staged-update-run"])
+        .output()
+        .unwrap();
+    let drawn = String::from_utf8_lossy(&drawn.stdout).into_owned();
+    for line in [
+        "staging",
+        "1/1 clusters",
+        "2/2 clusters",
+        "Waiting for approval (after the stage)",
+        "flotilla approve example-staged-update-run-after-canary",
+        "0/2 clusters",
+    ] {
+        assert!(drawn.contains(line), "no {line:?} in:\n{drawn}");
+    }
+    let watch = flotilla(
+        &hub,
+        &[
+            "status",
+            "updaterun",
+            "example-staged-update-run",
+            "--watch",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+
     // The seed's approval command, verbatim but for the request's name.
     let patch = format!(
         r#"kubectl patch clusterapprovalrequests {request} --type=merge -p '{{"status":{{"conditions":[{{"type":"Approved","status":"True","reason":"testPassed","message":"lgtm","lastTransitionTime":"'$(date --utc +%Y-%m-%dT%H:%M:%SZ)'","observedGeneration":1}}]}}}}' --subresource=status"#
@@ -266,4 +295,15 @@ fn the_seed_scenario_runs_stage_by_stage_with_its_wait_and_approval() {
     let table = hub.kubectl_ok(&["get", "csur", "example-staged-update-run"]);
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(row[4..6], ["True", "True"], "{table}");
+    let watched = watch.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&watched.stdout);
+    assert!(watched.status.success(), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Succeeded")), "{text}");
+}
+
+/// `flotilla ARGS --kubeconfig <the hub's>`.
+fn flotilla(hub: &HubProcess, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    cmd.args(args).arg("--kubeconfig").arg(hub.kubeconfig());
+    cmd
 }
