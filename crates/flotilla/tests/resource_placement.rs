@@ -4,7 +4,8 @@
 //! policy picks, with a ResourceOverride for one of them; its snapshots and bindings live in
 //! its namespace, its Works are `<namespace>.<placement>-work`, and deleting it cleans the
 //! members it used (the namespace stays, the CRP's). A ResourcePlacement in a namespace that
-//! no member has says why it cannot apply.
+//! no member has says why it cannot apply. A StagedUpdateRun rolls an External
+//! ResourcePlacement out stage by stage, behind an ApprovalRequest in its namespace.
 
 mod common;
 
@@ -353,5 +354,145 @@ spec:
         )
         .as_deref(),
         Some("False")
+    );
+}
+
+/// A ResourcePlacement under the External strategy, a StagedUpdateStrategy (canary first, by
+/// the `name` label, then an approval; every other member after) and a StagedUpdateRun, all
+/// in namespace `shop`.
+const STAGED_RESOURCE_PLACEMENT: &str = r#"
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ResourcePlacement
+metadata:
+  name: settings
+  namespace: shop
+spec:
+  resourceSelectors:
+    - group: ""
+      kind: ConfigMap
+      version: v1
+      name: settings
+  policy:
+    placementType: PickAll
+  strategy:
+    type: External
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: StagedUpdateStrategy
+metadata:
+  name: canary-first
+  namespace: shop
+spec:
+  stages:
+    - name: canary
+      labelSelector:
+        matchLabels:
+          environment: canary
+      sortingLabelKey: name
+      afterStageTasks:
+        - type: Approval
+    - name: rest
+      labelSelector:
+        matchExpressions:
+          - {key: environment, operator: NotIn, values: [canary]}
+      maxConcurrency: 50%
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: StagedUpdateRun
+metadata:
+  name: roll
+  namespace: shop
+spec:
+  placementName: settings
+  stagedRolloutStrategyName: canary-first
+"#;
+
+/// Members of the default fleet holding ConfigMap `settings` of `shop`.
+fn members_with_settings(hub: &HubProcess) -> Vec<String> {
+    let members = get_json(hub, &["memberclusters"]);
+    names(&members)
+        .into_iter()
+        .filter(|member| {
+            let kubeconfig = member_kubeconfig(hub, member);
+            on_member(
+                hub,
+                &kubeconfig,
+                &["get", "configmap", "settings", "-n", "shop"],
+            )
+            .is_some()
+        })
+        .collect()
+}
+
+#[test]
+fn a_staged_update_run_rolls_a_resource_placement_out_stage_by_stage() {
+    let hub = fleet("1");
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n";
+    hub.create(&format!("{namespace}{}{NAMESPACE_PLACEMENT}", settings("shop")));
+    eventually("the namespace placed everywhere", 120, || {
+        let available = current_condition(
+            &hub,
+            &["crp", "shop-namespace"],
+            "ClusterResourcePlacementAvailable",
+        );
+        (available.as_deref() == Some("True")).then_some(())
+    });
+    hub.create(STAGED_RESOURCE_PLACEMENT);
+
+    // The canary members get the ConfigMap, then the run waits for the approval request in
+    // the run's namespace; nobody else has it yet.
+    let request = "roll-after-canary";
+    eventually("the canary approval request", 120, || {
+        let out = hub.kubectl(&["get", "approvalrequests", "-n", "shop", request]);
+        out.status.success().then_some(())
+    });
+    let canary: Vec<String> = names(&get_json(
+        &hub,
+        &["memberclusters", "-l", "environment=canary"],
+    ));
+    assert!(!canary.is_empty());
+    assert_eq!(members_with_settings(&hub), canary);
+    let run = get_json(&hub, &["stagedupdaterun", "-n", "shop", "roll"]);
+    let progressing = run["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Progressing")
+        .unwrap();
+    assert_eq!(progressing["reason"], "UpdateRunWaiting", "{progressing}");
+    let owner = &get_json(&hub, &["approvalrequests", "-n", "shop", request])["metadata"]["ownerReferences"]
+        [0];
+    assert_eq!(
+        (owner["kind"].as_str(), owner["name"].as_str()),
+        (Some("StagedUpdateRun"), Some("roll"))
+    );
+
+    hub.kubectl_ok(&[
+        "patch",
+        "approvalrequests",
+        request,
+        "-n",
+        "shop",
+        "--type=merge",
+        "--subresource=status",
+        "-p",
+        r#"{"status":{"conditions":[{"type":"Approved","status":"True","reason":"testPassed","message":"lgtm","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}]}}"#,
+    ]);
+    eventually("the run succeeded", 120, || {
+        let run = get_json(&hub, &["stagedupdaterun", "-n", "shop", "roll"]);
+        run["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .any(|c| c["type"] == "Succeeded" && c["status"] == "True")
+            .then_some(())
+    });
+    assert_eq!(members_with_settings(&hub).len(), 6);
+    let table = hub.kubectl_ok(&["get", "sur", "-n", "shop"]);
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    // The resource snapshot index column shows the index the run uses (the latest, here).
+    assert_eq!(
+        row[..6],
+        ["roll", "settings", "0", "0", "True", "True"],
+        "{table}"
     );
 }

@@ -42,7 +42,7 @@ pub const DELETE_STAGE_NAME: &str = "kubernetes-fleet.io/deleteStage";
     printcolumn(
         name = "Resource-Snapshot-Index",
         type_ = "string",
-        json_path = ".spec.resourceSnapshotIndex"
+        json_path = ".status.resourceSnapshotIndexUsed"
     ),
     printcolumn(
         name = "Policy-Snapshot-Index",

@@ -16,9 +16,11 @@ use std::fmt::Debug;
 
 use flotilla_api::placement::binding::ResourceBindingStatus;
 use flotilla_api::placement::{
-    ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
-    ClusterSchedulingPolicySnapshot, PlacementSpec, PlacementStatus, ResourceBinding,
+    ApprovalRequest, ClusterApprovalRequest, ClusterResourceBinding, ClusterResourcePlacement,
+    ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ClusterStagedUpdateRun,
+    ClusterStagedUpdateStrategy, PlacementSpec, PlacementStatus, ResourceBinding,
     ResourceBindingSpec, ResourcePlacement, ResourceSnapshot, SchedulingPolicySnapshot,
+    StagedUpdateRun, StagedUpdateStrategy,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::core::object::{HasSpec, HasStatus};
@@ -114,6 +116,29 @@ pub(crate) trait PlacementFamily: Send + Sync + 'static {
     type PolicySnapshot: Record<ClusterSchedulingPolicySnapshot>;
     /// The kind, which prefixes the placement-level condition types.
     const KIND: PlacementKind;
+}
+
+/// A placement family with staged update runs: the run, strategy and approval request kinds
+/// of its scope.
+pub(crate) trait UpdateRunFamily: PlacementFamily {
+    /// The staged update run.
+    type Run: Record<ClusterStagedUpdateRun>;
+    /// The staged update strategy.
+    type Strategy: Record<ClusterStagedUpdateStrategy>;
+    /// The approval request.
+    type Approval: Record<ClusterApprovalRequest>;
+}
+
+impl UpdateRunFamily for ClusterFamily {
+    type Run = ClusterStagedUpdateRun;
+    type Strategy = ClusterStagedUpdateStrategy;
+    type Approval = ClusterApprovalRequest;
+}
+
+impl UpdateRunFamily for NamespacedFamily {
+    type Run = StagedUpdateRun;
+    type Strategy = StagedUpdateStrategy;
+    type Approval = ApprovalRequest;
 }
 
 /// `ClusterResourcePlacement` and its cluster-scoped records.

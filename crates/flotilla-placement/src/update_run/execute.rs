@@ -456,7 +456,7 @@ fn approval(
                 APPROVAL_REQUEST_APPROVED,
                 "True",
                 approved,
-                format!("ClusterApprovalRequest {name} is approved"),
+                format!("approval request {name} is approved"),
             );
             return None;
         }
@@ -473,10 +473,10 @@ fn approval(
         APPROVAL_REQUEST_CREATED,
         "True",
         created,
-        format!("ClusterApprovalRequest {name} is created"),
+        format!("approval request {name} is created"),
     );
     Some(Halt::Waiting(format!(
-        "Stage {stage} waits for approval {} it: approve ClusterApprovalRequest {name} (flotilla approve {name})",
+        "Stage {stage} waits for approval {} it: approve approval request {name} (flotilla approve {name})",
         match position {
             TaskPosition::Before => "before starting",
             TaskPosition::After => "after updating",

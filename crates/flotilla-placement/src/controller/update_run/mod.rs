@@ -1,6 +1,7 @@
-//! The staged update run controller: one reconcile per `ClusterStagedUpdateRun` initializes
-//! it ([`start`]) and then runs passes of [`crate::update_run::execute`] ([`pass`]) until it
-//! succeeds or fails. It is woken by its run, by the bindings and policy snapshots of the
+//! The staged update run controllers: one reconcile per `ClusterStagedUpdateRun` (or
+//! namespaced `StagedUpdateRun`, the same code over [`UpdateRunFamily`]) initializes it
+//! ([`start`]) and then runs passes of [`crate::update_run::execute`] ([`pass`]) until it
+//! succeeds or fails. Runs are handled in their working form, `ClusterStagedUpdateRun`. It is woken by its run, by the bindings and policy snapshots of the
 //! run's placement, by its approval requests, and at the times a pass asks to look again (the
 //! end of a TimedWait, the moment a cluster would become stuck).
 
@@ -10,21 +11,18 @@ mod start;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_api::placement::ClusterStagedUpdateRun;
 use flotilla_api::placement::snapshots::PARENT_PLACEMENT_LABEL;
-use flotilla_api::placement::{
-    ClusterApprovalRequest, ClusterResourceBinding, ClusterSchedulingPolicySnapshot,
-    ClusterStagedUpdateRun,
-};
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use futures::StreamExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, Resource};
 
 use super::ControllerError;
 use super::binding_cache::BindingCache;
-use super::family::ClusterFamily;
+use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, UpdateRunFamily, key_of};
 use crate::placement_key::PlacementKey;
 use crate::update_run::execute::{finished, initialized};
 use crate::update_run::reason::INITIALIZED;
@@ -32,20 +30,28 @@ use crate::update_run::reason::INITIALIZED;
 /// How soon a reconcile that found the binding cache behind its own writes looks again.
 const CACHE_BEHIND_RETRY: Duration = Duration::from_millis(100);
 
-/// What every reconcile shares.
-pub(crate) struct Context {
+/// What every reconcile of family `F` shares.
+pub(crate) struct Context<F: UpdateRunFamily> {
     client: Client,
     clock: Arc<dyn Clock>,
-    bindings: Arc<BindingCache<ClusterFamily>>,
-    deadlines: Deadlines<ObjectRef<ClusterStagedUpdateRun>>,
+    bindings: Arc<BindingCache<F>>,
+    deadlines: Deadlines<ObjectRef<F::Run>>,
 }
 
-/// Runs the staged update run controller until the client's API goes away.
+/// Runs the staged update run controllers of both scopes until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    tokio::join!(
+        run_family::<ClusterFamily>(client.clone(), clock.clone()),
+        run_family::<NamespacedFamily>(client, clock),
+    );
+}
+
+/// Runs the controller of family `F`'s runs.
+async fn run_family<F: UpdateRunFamily>(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
-    let (bindings, binding_events) = BindingCache::<ClusterFamily>::watch(client.clone());
+    let (bindings, binding_events) = BindingCache::<F>::watch(client.clone());
     let controller = Controller::new(
-        Api::<ClusterStagedUpdateRun>::all(client.clone()),
+        Api::<F::Run>::all(client.clone()),
         watcher::Config::default(),
     );
     let runs = controller.store();
@@ -56,21 +62,15 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
         deadlines,
     });
     controller
-        .watches_stream(
-            binding_events,
-            runs_of::<ClusterResourceBinding>(runs.clone()),
-        )
+        .watches_stream(binding_events, runs_of::<F, F::Binding>(runs.clone()))
         .watches(
-            Api::<ClusterSchedulingPolicySnapshot>::all(client.clone()),
+            Api::<F::PolicySnapshot>::all(client.clone()),
             watcher::Config::default(),
-            runs_of::<ClusterSchedulingPolicySnapshot>(runs),
+            runs_of::<F, F::PolicySnapshot>(runs),
         )
-        .owns(
-            Api::<ClusterApprovalRequest>::all(client),
-            watcher::Config::default(),
-        )
+        .owns(Api::<F::Approval>::all(client), watcher::Config::default())
         .reconcile_on(due)
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile::<F>, error_policy::<F>, ctx)
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "update run reconcile");
@@ -80,10 +80,10 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
 }
 
 /// A mapper from a placement's record (binding, policy snapshot) to the runs of that
-/// placement.
-fn runs_of<K: Resource>(
-    runs: Store<ClusterStagedUpdateRun>,
-) -> impl Fn(K) -> Vec<ObjectRef<ClusterStagedUpdateRun>> + Send + Sync + 'static {
+/// placement (in the record's namespace, for the namespaced family).
+fn runs_of<F: UpdateRunFamily, K: Resource>(
+    runs: Store<F::Run>,
+) -> impl Fn(K) -> Vec<ObjectRef<F::Run>> + Send + Sync + 'static {
     move |record| {
         let Some(placement) = record
             .meta()
@@ -93,19 +93,29 @@ fn runs_of<K: Resource>(
         else {
             return Vec::new();
         };
+        let namespace = record.meta().namespace.clone();
         runs.state()
             .iter()
-            .filter(|run| &run.spec.placement_name == placement)
+            .filter(|run| {
+                run.meta().namespace == namespace
+                    && &working::<F>(run).spec.placement_name == placement
+            })
             .map(|run| ObjectRef::from_obj(&**run))
             .collect()
     }
 }
 
+/// A run in its working form.
+fn working<F: UpdateRunFamily>(run: &F::Run) -> ClusterStagedUpdateRun {
+    run.clone().into()
+}
+
 /// Initializes the run, or runs one pass of it.
-async fn reconcile(
-    run: Arc<ClusterStagedUpdateRun>,
-    ctx: Arc<Context>,
+async fn reconcile<F: UpdateRunFamily>(
+    run: Arc<F::Run>,
+    ctx: Arc<Context<F>>,
 ) -> Result<Action, ControllerError> {
+    let run = working::<F>(&run);
     let status = run.status.clone().unwrap_or_default();
     let failed_to_start = status
         .conditions
@@ -115,21 +125,26 @@ async fn reconcile(
     if run.metadata.deletion_timestamp.is_some() || finished(&status) || failed_to_start {
         return Ok(Action::await_change());
     }
-    let key = PlacementKey::cluster(&run.spec.placement_name);
+    let key = PlacementKey::of(key_of(&run).namespace(), &run.spec.placement_name);
     let Some(bindings) = ctx.bindings.of(&key) else {
         return Ok(Action::requeue(CACHE_BEHIND_RETRY));
     };
     let now = ctx.clock.now();
     if !initialized(&status) {
-        return start::initialize(&ctx, &run, &key, &bindings, now).await;
+        return start::initialize::<F>(&ctx, &run, &key, &bindings, now).await;
     }
-    pass::pass(&ctx, &run, status, &key, &bindings, now).await
+    pass::pass::<F>(&ctx, &run, status, &key, &bindings, now).await
 }
 
-fn error_policy(
-    run: Arc<ClusterStagedUpdateRun>,
+fn error_policy<F: UpdateRunFamily>(
+    run: Arc<F::Run>,
     error: &ControllerError,
-    _: Arc<Context>,
+    _: Arc<Context<F>>,
 ) -> Action {
-    error.retry(&format!("update run {}", run.name_any()))
+    error.retry(&format!("update run {}", key_of(&*run)))
+}
+
+/// The kind of family `F`'s placements, for messages.
+fn placement_kind<F: PlacementFamily>() -> &'static str {
+    F::KIND.prefix()
 }

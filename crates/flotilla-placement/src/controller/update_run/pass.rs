@@ -20,16 +20,15 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
 use kube::api::ListParams;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::ObjectRef;
-use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use super::Context;
 use super::start::{cluster_count, split};
+use super::{Context, placement_kind};
 use crate::controller::ControllerError;
-use crate::controller::family::{ClusterFamily, api, owner_reference};
+use crate::controller::family::{UpdateRunFamily, api, key_of, object_ref, owner_reference};
 use crate::controller::rolling::{bind, write_condition};
 use crate::controller::snapshots::owned;
 use crate::controller::writes::{self, Written};
@@ -46,8 +45,8 @@ use crate::update_run::execute::{ApprovalState, Progress, RunAction, RunContext,
 use crate::update_run::reason::APPROVAL_ACCEPTED;
 
 /// Runs one pass of `run`, whose status is `status`.
-pub(super) async fn pass(
-    ctx: &Context,
+pub(super) async fn pass<F: UpdateRunFamily>(
+    ctx: &Context<F>,
     run: &ClusterStagedUpdateRun,
     mut status: UpdateRunStatus,
     key: &PlacementKey,
@@ -55,8 +54,8 @@ pub(super) async fn pass(
     now: Timestamp,
 ) -> Result<Action, ControllerError> {
     let generation = run.metadata.generation.unwrap_or_default();
-    let runs = Api::<ClusterStagedUpdateRun>::all(ctx.client.clone());
-    if let Some(why) = drift(ctx, key, &status, bindings).await? {
+    let runs = api::<F::Run>(&ctx.client, key);
+    if let Some(why) = drift::<F>(ctx, key, &status, bindings).await? {
         tracing::warn!(run = %run.name_any(), %why, "update run failed");
         fail(&mut status, &why, generation, now);
         writes::status(&runs, &run.metadata, json!(status)).await?;
@@ -92,7 +91,7 @@ pub(super) async fn pass(
             (b.spec.target_cluster.clone(), seen)
         })
         .collect();
-    let requests = approval_requests(ctx, run).await?;
+    let requests = approval_requests::<F>(ctx, run, key).await?;
     let approvals = requests
         .iter()
         .map(|(name, request)| (name.clone(), approval_state(request)))
@@ -115,22 +114,29 @@ pub(super) async fn pass(
         writes::status(&runs, &run.metadata, json!(status)).await?;
     }
     if let Some(at) = progress.recheck_at {
-        ctx.deadlines.schedule(at, ObjectRef::from_obj(run));
+        ctx.deadlines
+            .schedule(at, object_ref::<F::Run>(&key_of(run)));
     }
     Ok(Action::await_change())
 }
 
 /// Why the run can no longer go on, if its placement changed under it.
-async fn drift(
-    ctx: &Context,
+async fn drift<F: UpdateRunFamily>(
+    ctx: &Context<F>,
     key: &PlacementKey,
     status: &UpdateRunStatus,
     bindings: &[ClusterResourceBinding],
 ) -> Result<Option<String>, ControllerError> {
-    let policy_snapshots = owned::<ClusterSchedulingPolicySnapshot>(&ctx.client, key).await?;
+    let policy_snapshots: Vec<ClusterSchedulingPolicySnapshot> =
+        owned::<F::PolicySnapshot>(&ctx.client, key)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect();
     let Some(policy) = latest(&policy_snapshots) else {
         return Ok(Some(format!(
-            "ClusterResourcePlacement {} has no scheduling policy snapshot any more",
+            "{} {} has no scheduling policy snapshot any more",
+            placement_kind::<F>(),
             key.name
         )));
     };
@@ -175,18 +181,22 @@ fn recorded_overrides(status: &UpdateRunStatus) -> BTreeMap<String, ClusterOverr
 }
 
 /// The run's approval requests by name.
-async fn approval_requests(
-    ctx: &Context,
+async fn approval_requests<F: UpdateRunFamily>(
+    ctx: &Context<F>,
     run: &ClusterStagedUpdateRun,
+    key: &PlacementKey,
 ) -> Result<BTreeMap<String, ClusterApprovalRequest>, kube::Error> {
     let params =
         ListParams::default().labels(&format!("{TARGET_UPDATE_RUN_LABEL}={}", run.name_any()));
-    Ok(Api::<ClusterApprovalRequest>::all(ctx.client.clone())
+    Ok(api::<F::Approval>(&ctx.client, key)
         .list(&params)
         .await?
         .items
         .into_iter()
-        .map(|r| (r.name_any(), r))
+        .map(|r| {
+            let request: ClusterApprovalRequest = r.into();
+            (request.name_any(), request)
+        })
         .collect())
 }
 
@@ -210,8 +220,8 @@ fn approval_state(request: &ClusterApprovalRequest) -> ApprovalState {
 /// Makes the writes a pass asked for: binding writes in parallel (recorded in the binding
 /// cache), then approval requests.
 #[allow(clippy::too_many_arguments)]
-async fn carry_out(
-    ctx: &Context,
+async fn carry_out<F: UpdateRunFamily>(
+    ctx: &Context<F>,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
     bindings: &[ClusterResourceBinding],
@@ -222,7 +232,7 @@ async fn carry_out(
     progress: &Progress,
     now: Timestamp,
 ) -> Result<(), ControllerError> {
-    let binding_api = api::<ClusterResourceBinding>(&ctx.client, key);
+    let binding_api = api::<F::Binding>(&ctx.client, key);
     let by_cluster: BTreeMap<&str, &ClusterResourceBinding> = bindings
         .iter()
         .map(|b| (b.spec.target_cluster.as_str(), b))
@@ -246,7 +256,7 @@ async fn carry_out(
                 let started = started.as_str();
                 binding_writes.push(
                     async move {
-                        let bound = bind::<ClusterFamily>(
+                        let bound = bind::<F>(
                             api,
                             &binding.name_any(),
                             snapshot,
@@ -280,17 +290,16 @@ async fn carry_out(
                 stage,
                 position,
             } => {
-                let request = approval_request(run, name, stage, *position);
-                request_writes.push(
-                    async move { writes::create(&Api::all(ctx.client.clone()), &request).await }
-                        .boxed(),
-                );
+                let request =
+                    F::Approval::from(approval_request::<F>(run, key, name, stage, *position));
+                let api = api::<F::Approval>(&ctx.client, key);
+                request_writes.push(async move { writes::create(&api, &request).await }.boxed());
             }
             RunAction::AcceptApproval { name } => {
                 let Some(request) = requests.get(name) else {
                     continue;
                 };
-                request_writes.push(accept(ctx, request, now).boxed());
+                request_writes.push(accept::<F>(ctx, key, request, now).boxed());
             }
         }
     }
@@ -303,8 +312,9 @@ async fn carry_out(
 }
 
 /// The approval request for `run`'s task at `position` of `stage`.
-fn approval_request(
+fn approval_request<F: UpdateRunFamily>(
     run: &ClusterStagedUpdateRun,
+    key: &PlacementKey,
     name: &str,
     stage: &str,
     position: TaskPosition,
@@ -322,8 +332,9 @@ fn approval_request(
     ClusterApprovalRequest {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
+            namespace: key.namespace().map(str::to_string),
             labels: Some(labels),
-            owner_references: Some(vec![owner_reference(run)]),
+            owner_references: Some(vec![owner_reference(&F::Run::from(run.clone()))]),
             ..ObjectMeta::default()
         },
         spec: ApprovalRequestSpec {
@@ -335,8 +346,9 @@ fn approval_request(
 }
 
 /// Sets `ApprovalAccepted` on an approved request, keeping its other conditions.
-async fn accept(
-    ctx: &Context,
+async fn accept<F: UpdateRunFamily>(
+    ctx: &Context<F>,
+    key: &PlacementKey,
     request: &ClusterApprovalRequest,
     now: Timestamp,
 ) -> Result<Written, kube::Error> {
@@ -356,6 +368,6 @@ async fn accept(
         },
         now,
     );
-    let api = Api::<ClusterApprovalRequest>::all(ctx.client.clone());
+    let api = api::<F::Approval>(&ctx.client, key);
     writes::status(&api, &request.metadata, json!({"conditions": conditions})).await
 }

@@ -14,17 +14,18 @@ use flotilla_api::placement::policy::PlacementType;
 use flotilla_api::placement::snapshots::POLICY_INDEX_LABEL;
 use flotilla_api::placement::strategy::RolloutStrategyType;
 use flotilla_api::placement::{
-    BindingState, ClusterResourceBinding, ClusterResourcePlacement, ClusterResourceSnapshot,
-    ClusterSchedulingPolicySnapshot, ClusterStagedUpdateRun, ClusterStagedUpdateStrategy,
+    BindingState, ClusterResourceBinding, ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot,
+    ClusterStagedUpdateRun, ClusterStagedUpdateStrategy,
 };
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
+use kube::core::object::HasSpec;
 use kube::runtime::controller::Action;
-use kube::{Api, Client};
+use kube::{Api, Client, Resource};
 use serde_json::json;
 
-use super::Context;
-use crate::controller::family::ClusterFamily;
+use super::{Context, placement_kind};
+use crate::controller::family::{PlacementFamily, UpdateRunFamily, api};
 use crate::controller::reconcile::latest_overrides;
 use crate::controller::snapshots::{manifests, owned};
 use crate::controller::{ControllerError, writes};
@@ -51,17 +52,17 @@ enum NotYet {
 }
 
 /// Initializes `run` from the hub, or says why not in its `Initialized` condition.
-pub(super) async fn initialize(
-    ctx: &Context,
+pub(super) async fn initialize<F: UpdateRunFamily>(
+    ctx: &Context<F>,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
     bindings: &[ClusterResourceBinding],
     now: Timestamp,
 ) -> Result<Action, ControllerError> {
-    let api = Api::<ClusterStagedUpdateRun>::all(ctx.client.clone());
+    let api = api::<F::Run>(&ctx.client, key);
     let generation = run.metadata.generation.unwrap_or_default();
     let stamp = Stamp { generation, now };
-    let (status, next) = match prepare(&ctx.client, run, key, bindings, now).await? {
+    let (status, next) = match prepare::<F>(&ctx.client, run, key, bindings, now).await? {
         Ok(status) => {
             tracing::info!(run = %key.name, "update run initialized");
             (status, Action::await_change())
@@ -96,7 +97,7 @@ pub(super) async fn initialize(
 }
 
 /// The run's initial status, or why there is none yet.
-async fn prepare(
+async fn prepare<F: UpdateRunFamily>(
     client: &Client,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
@@ -104,41 +105,43 @@ async fn prepare(
     now: Timestamp,
 ) -> Result<Result<flotilla_api::placement::UpdateRunStatus, NotYet>, ControllerError> {
     let name = &key.name;
+    let kind = placement_kind::<F>();
     let waiting = |message: String| Ok(Err(NotYet::Waiting(message)));
     let failed = |message: String| Ok(Err(NotYet::Failed(message)));
-    let Some(placement) = Api::<ClusterResourcePlacement>::all(client.clone())
-        .get_opt(name)
-        .await?
-    else {
-        return waiting(format!("ClusterResourcePlacement {name} does not exist"));
+    let Some(placement) = api::<F::Placement>(client, key).get_opt(name).await? else {
+        return waiting(format!("{kind} {name} does not exist"));
     };
-    if placement.metadata.deletion_timestamp.is_some() {
-        return failed(format!("ClusterResourcePlacement {name} is being deleted"));
+    if placement.meta().deletion_timestamp.is_some() {
+        return failed(format!("{kind} {name} is being deleted"));
     }
-    let strategy_type = placement
-        .spec
-        .strategy
+    let placement_strategy = placement.spec().strategy.clone();
+    let strategy_type = placement_strategy
         .as_ref()
         .and_then(|s| s.type_)
         .unwrap_or_default();
     if strategy_type != RolloutStrategyType::External {
         return failed(format!(
-            "ClusterResourcePlacement {name} has rollout strategy {strategy_type:?}; a staged update run needs spec.strategy.type External"
+            "{kind} {name} has rollout strategy {strategy_type:?}; a staged update run needs spec.strategy.type External"
         ));
     }
     let strategy_name = &run.spec.staged_rollout_strategy_name;
-    let Some(strategy) = Api::<ClusterStagedUpdateStrategy>::all(client.clone())
+    let strategy_kind = F::Strategy::kind(&());
+    let Some(strategy) = api::<F::Strategy>(client, key)
         .get_opt(strategy_name)
         .await?
     else {
-        return waiting(format!(
-            "ClusterStagedUpdateStrategy {strategy_name} does not exist"
-        ));
+        return waiting(format!("{strategy_kind} {strategy_name} does not exist"));
     };
-    let policy_snapshots = owned::<ClusterSchedulingPolicySnapshot>(client, key).await?;
+    let strategy: ClusterStagedUpdateStrategy = strategy.into();
+    let policy_snapshots: Vec<ClusterSchedulingPolicySnapshot> =
+        owned::<F::PolicySnapshot>(client, key)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect();
     let Some(policy) = latest(&policy_snapshots) else {
         return waiting(format!(
-            "ClusterResourcePlacement {name} has no scheduling policy snapshot yet"
+            "{kind} {name} has no scheduling policy snapshot yet"
         ));
     };
     let policy_name = policy.metadata.name.clone().unwrap_or_default();
@@ -157,14 +160,14 @@ async fn prepare(
         .any(|b| b.spec.scheduling_policy_snapshot_name != policy_name)
     {
         return waiting(format!(
-            "the bindings of ClusterResourcePlacement {name} do not all follow policy snapshot {policy_name} yet"
+            "the bindings of {kind} {name} do not all follow policy snapshot {policy_name} yet"
         ));
     }
-    let resource_index = match resource_index(client, run, key).await? {
+    let resource_index = match resource_index::<F>(client, run, key).await? {
         Ok(index) => index,
         Err(not_yet) => return Ok(Err(not_yet)),
     };
-    let Some(selected) = manifests::<ClusterFamily>(client, key, resource_index).await? else {
+    let Some(selected) = manifests::<F>(client, key, resource_index).await? else {
         return waiting(format!(
             "resource snapshot {resource_index} of {name} is not complete yet"
         ));
@@ -211,18 +214,14 @@ async fn prepare(
         .collect();
     let index_text = resource_index.to_string();
     let status = initial_status(&InitInput {
-        kind: "ClusterStagedUpdateRun",
+        kind: &F::Run::kind(&()),
         run: run.metadata.name.as_deref().unwrap_or_default(),
         generation: run.metadata.generation.unwrap_or_default(),
         strategy: &strategy.spec,
         policy_index: &policy_index,
         observed_cluster_count: cluster_count,
         resource_index: &index_text,
-        apply_strategy: placement
-            .spec
-            .strategy
-            .as_ref()
-            .and_then(|s| s.apply_strategy.clone()),
+        apply_strategy: placement_strategy.and_then(|s| s.apply_strategy),
         clusters: &clusters,
         overrides: &overrides,
         leaving: &leaving,
@@ -256,15 +255,20 @@ pub(super) fn cluster_count(
 }
 
 /// The resource snapshot index the run rolls out: `spec.resourceSnapshotIndex`, or the latest.
-async fn resource_index(
+async fn resource_index<F: PlacementFamily>(
     client: &Client,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
 ) -> Result<Result<u64, NotYet>, ControllerError> {
-    let existing = owned::<ClusterResourceSnapshot>(client, key).await?;
+    let existing: Vec<ClusterResourceSnapshot> = owned::<F::ResourceSnapshot>(client, key)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect();
     let Some(latest) = latest_index(&existing) else {
         return Ok(Err(NotYet::Waiting(format!(
-            "ClusterResourcePlacement {} has no resource snapshot yet",
+            "{} {} has no resource snapshot yet",
+            placement_kind::<F>(),
             key.name
         ))));
     };
