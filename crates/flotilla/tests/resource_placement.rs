@@ -428,7 +428,10 @@ fn members_with_settings(hub: &HubProcess) -> Vec<String> {
 fn a_staged_update_run_rolls_a_resource_placement_out_stage_by_stage() {
     let hub = fleet("1");
     let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n";
-    hub.create(&format!("{namespace}{}{NAMESPACE_PLACEMENT}", settings("shop")));
+    hub.create(&format!(
+        "{namespace}{}{NAMESPACE_PLACEMENT}",
+        settings("shop")
+    ));
     eventually("the namespace placed everywhere", 120, || {
         let available = current_condition(
             &hub,

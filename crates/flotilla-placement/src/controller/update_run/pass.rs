@@ -10,11 +10,9 @@ use flotilla_api::placement::approval_request::{
     APPROVAL_ACCEPTED_CONDITION, APPROVED_CONDITION, IS_LATEST_UPDATE_RUN_APPROVAL_LABEL,
     TARGET_UPDATE_RUN_LABEL, TARGET_UPDATING_STAGE_LABEL, TASK_TYPE_LABEL,
 };
-use flotilla_api::placement::snapshots::POLICY_INDEX_LABEL;
 use flotilla_api::placement::staged_update_run::UpdateRunStatus;
 use flotilla_api::placement::{
-    ApprovalRequestSpec, ClusterApprovalRequest, ClusterResourceBinding,
-    ClusterSchedulingPolicySnapshot, ClusterStagedUpdateRun,
+    ApprovalRequestSpec, ClusterApprovalRequest, ClusterResourceBinding, ClusterStagedUpdateRun,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -25,17 +23,16 @@ use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use serde_json::json;
 
-use super::start::{cluster_count, split};
+use super::start::{cluster_count, latest_policy, split};
 use super::{Context, placement_kind};
 use crate::controller::ControllerError;
 use crate::controller::family::{UpdateRunFamily, api, key_of, object_ref, owner_reference};
 use crate::controller::rolling::{bind, write_condition};
-use crate::controller::snapshots::owned;
 use crate::controller::writes::{self, Written};
 use crate::overrides::ClusterOverrides;
 use crate::placement_key::PlacementKey;
 use crate::rollout::unavailable_period;
-use crate::snapshot::policy::{effective_policy, latest};
+use crate::snapshot::policy::effective_policy;
 use crate::snapshot::resource::first_chunk_name;
 use crate::status::{ConditionType, reason};
 use crate::update_run::TaskPosition;
@@ -127,26 +124,13 @@ async fn drift<F: UpdateRunFamily>(
     status: &UpdateRunStatus,
     bindings: &[ClusterResourceBinding],
 ) -> Result<Option<String>, ControllerError> {
-    let policy_snapshots: Vec<ClusterSchedulingPolicySnapshot> =
-        owned::<F::PolicySnapshot>(&ctx.client, key)
-            .await?
-            .into_iter()
-            .map(Into::into)
-            .collect();
-    let Some(policy) = latest(&policy_snapshots) else {
+    let Some((policy, policy_index)) = latest_policy::<F>(&ctx.client, key).await? else {
         return Ok(Some(format!(
             "{} {} has no scheduling policy snapshot any more",
             placement_kind::<F>(),
             key.name
         )));
     };
-    let policy_index = policy
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(POLICY_INDEX_LABEL))
-        .cloned()
-        .unwrap_or_default();
     let (targets, _) = split(bindings);
     let scheduled: Vec<&str> = targets
         .iter()
@@ -154,7 +138,7 @@ async fn drift<F: UpdateRunFamily>(
         .collect();
     let observed = Observed {
         policy_index: &policy_index,
-        cluster_count: cluster_count(&effective_policy(policy), scheduled.len()),
+        cluster_count: cluster_count(&effective_policy(&policy), scheduled.len()),
         scheduled: &scheduled,
     };
     Ok(changed(status, &observed))

@@ -133,13 +133,7 @@ async fn prepare<F: UpdateRunFamily>(
         return waiting(format!("{strategy_kind} {strategy_name} does not exist"));
     };
     let strategy: ClusterStagedUpdateStrategy = strategy.into();
-    let policy_snapshots: Vec<ClusterSchedulingPolicySnapshot> =
-        owned::<F::PolicySnapshot>(client, key)
-            .await?
-            .into_iter()
-            .map(Into::into)
-            .collect();
-    let Some(policy) = latest(&policy_snapshots) else {
+    let Some((policy, policy_index)) = latest_policy::<F>(client, key).await? else {
         return waiting(format!(
             "{kind} {name} has no scheduling policy snapshot yet"
         ));
@@ -199,15 +193,8 @@ async fn prepare<F: UpdateRunFamily>(
                 .unwrap_or(&no_labels),
         })
         .collect();
-    let policy_spec = effective_policy(policy);
+    let policy_spec = effective_policy(&policy);
     let cluster_count = cluster_count(&policy_spec, clusters.len());
-    let policy_index = policy
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(POLICY_INDEX_LABEL))
-        .cloned()
-        .unwrap_or_default();
     let leaving: Vec<String> = leaving
         .iter()
         .map(|b| b.spec.target_cluster.clone())
@@ -228,6 +215,28 @@ async fn prepare<F: UpdateRunFamily>(
         now,
     });
     Ok(status.map_err(|e| NotYet::Failed(e.to_string())))
+}
+
+/// The latest scheduling policy snapshot of the placement `key` (working form), with its index.
+pub(super) async fn latest_policy<F: PlacementFamily>(
+    client: &Client,
+    key: &PlacementKey,
+) -> Result<Option<(ClusterSchedulingPolicySnapshot, String)>, kube::Error> {
+    let snapshots: Vec<ClusterSchedulingPolicySnapshot> = owned::<F::PolicySnapshot>(client, key)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    Ok(latest(&snapshots).map(|policy| {
+        let index = policy
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(POLICY_INDEX_LABEL))
+            .cloned()
+            .unwrap_or_default();
+        (policy.clone(), index)
+    }))
 }
 
 /// The bindings a run updates (Scheduled or Bound) and those its deletion stage removes
