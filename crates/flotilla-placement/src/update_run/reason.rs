@@ -34,6 +34,8 @@ pub const UPDATE_RUN_NOT_STARTED: &str = "UpdateRunNotStarted";
 pub const UPDATE_RUN_STOPPING: &str = "UpdateRunStopping";
 /// Progressing False: `spec.state` is `Stop` and nothing is in flight.
 pub const UPDATE_RUN_STOPPED: &str = "UpdateRunStopped";
+/// Progressing False: the run's status is too large for the hub to take in one write.
+pub const UPDATE_RUN_STATUS_TOO_LARGE: &str = "UpdateRunStatusTooLarge";
 /// Succeeded False (and Progressing False).
 pub const UPDATE_RUN_FAILED: &str = "UpdateRunFailed";
 /// Succeeded True (and Progressing False).

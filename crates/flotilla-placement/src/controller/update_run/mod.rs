@@ -5,6 +5,7 @@
 //! run's placement, by its approval requests, and at the times a pass asks to look again (the
 //! end of a TimedWait, the moment a cluster would become stuck).
 
+mod pacing;
 mod pass;
 mod start;
 
@@ -36,6 +37,7 @@ pub(crate) struct Context<F: UpdateRunFamily> {
     clock: Arc<dyn Clock>,
     bindings: Arc<BindingCache<F>>,
     deadlines: Deadlines<ObjectRef<F::Run>>,
+    pacing: pacing::Pacing,
 }
 
 /// Runs the staged update run controllers of both scopes until the client's API goes away.
@@ -60,6 +62,7 @@ async fn run_family<F: UpdateRunFamily>(client: Client, clock: Arc<dyn Clock>) {
         clock,
         bindings,
         deadlines,
+        pacing: pacing::Pacing::default(),
     });
     controller
         .watches_stream(binding_events, runs_of::<F, F::Binding>(runs.clone()))
@@ -122,13 +125,18 @@ async fn reconcile<F: UpdateRunFamily>(
         .iter()
         .flatten()
         .any(|c| c.type_ == INITIALIZED && c.status == "False");
+    let run_key = key_of(&run).to_string();
     if run.metadata.deletion_timestamp.is_some() || finished(&status) || failed_to_start {
+        ctx.pacing.forget(&run_key);
         return Ok(Action::await_change());
     }
     let key = PlacementKey::of(key_of(&run).namespace(), &run.spec.placement_name);
     let Some(bindings) = ctx.bindings.of(&key) else {
         return Ok(Action::requeue(CACHE_BEHIND_RETRY));
     };
+    if let Some(wait) = ctx.pacing.take(&run_key, bindings.len()) {
+        return Ok(Action::requeue(wait));
+    }
     let now = ctx.clock.now();
     if !initialized(&status) {
         return start::initialize::<F>(&ctx, &run, &key, &bindings, now).await;

@@ -18,7 +18,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
-use kube::ResourceExt;
+use kube::{Api, ResourceExt};
 use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use serde_json::json;
@@ -26,7 +26,9 @@ use serde_json::json;
 use super::start::{cluster_count, latest_policy, split};
 use super::{Context, placement_kind};
 use crate::controller::ControllerError;
-use crate::controller::family::{UpdateRunFamily, api, key_of, object_ref, owner_reference};
+use crate::controller::family::{
+    Object, UpdateRunFamily, api, key_of, object_ref, owner_reference,
+};
 use crate::controller::rolling::{bind, write_condition};
 use crate::controller::writes::{self, Written};
 use crate::overrides::ClusterOverrides;
@@ -39,7 +41,7 @@ use crate::update_run::TaskPosition;
 use crate::update_run::binding::{RunTarget, view};
 use crate::update_run::drift::{Observed, changed};
 use crate::update_run::execute::{ApprovalState, Progress, RunAction, RunContext, advance, fail};
-use crate::update_run::reason::APPROVAL_ACCEPTED;
+use crate::update_run::reason::{APPROVAL_ACCEPTED, PROGRESSING, UPDATE_RUN_STATUS_TOO_LARGE};
 
 /// Runs one pass of `run`, whose status is `status`.
 pub(super) async fn pass<F: UpdateRunFamily>(
@@ -108,13 +110,57 @@ pub(super) async fn pass<F: UpdateRunFamily>(
     )
     .await?;
     if Some(&status) != run.status.as_ref() {
-        writes::status(&runs, &run.metadata, json!(status)).await?;
+        write_status(&runs, run, &status, now).await?;
     }
     if let Some(at) = progress.recheck_at {
         ctx.deadlines
             .schedule(at, object_ref::<F::Run>(&key_of(run)));
     }
     Ok(Action::await_change())
+}
+
+/// Writes the run's status. A status larger than the hub takes in one request (hundreds of
+/// bytes per cluster: about 10,000 clusters exceed Kubernetes' 3 MiB) cannot be written; the
+/// run then says so in its `Progressing` condition alone, rather than retrying in silence.
+async fn write_status<K: Object>(
+    runs: &Api<K>,
+    run: &ClusterStagedUpdateRun,
+    status: &UpdateRunStatus,
+    now: Timestamp,
+) -> Result<(), ControllerError> {
+    match writes::status(runs, &run.metadata, json!(status)).await {
+        Err(kube::Error::Api(e)) if e.code == 413 => {
+            let clusters: usize = status
+                .stages_status
+                .iter()
+                .flatten()
+                .map(|s| s.clusters.len())
+                .sum();
+            let mut conditions = run
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.clone())
+                .unwrap_or_default();
+            flotilla_api::conditions::set_condition(
+                &mut conditions,
+                NewCondition {
+                    type_: PROGRESSING,
+                    status: "False",
+                    reason: UPDATE_RUN_STATUS_TOO_LARGE,
+                    message: format!(
+                        "the run's status for {clusters} clusters is larger than the hub accepts in one write ({}); the run cannot record its progress: split the placement into smaller ones",
+                        e.message
+                    ),
+                    observed_generation: run.metadata.generation,
+                },
+                now,
+            );
+            tracing::warn!(run = %run.name_any(), clusters, "update run status too large to write");
+            writes::status(runs, &run.metadata, json!({"conditions": conditions})).await?;
+            Ok(())
+        }
+        other => other.map(|_| ()).map_err(Into::into),
+    }
 }
 
 /// Why the run can no longer go on, if its placement changed under it.
