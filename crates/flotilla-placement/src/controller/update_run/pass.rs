@@ -18,9 +18,9 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
-use kube::{Api, ResourceExt};
 use kube::api::ListParams;
 use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::start::{cluster_count, latest_policy, split};
