@@ -38,7 +38,7 @@ fn drawings() {
             "initialized",
             Overall::Initializing,
             "\
-Update run example-staged-update-run: placement crp-staged-update-sample, resource snapshot 0, state Initialize
+Update run example-staged-update-run: placement crp-staged-update-sample, resource snapshot 0, state Run
 Initializing: ClusterStagedUpdateRun initialized successfully
 
   staging                          [----------] 0/1 clusters  Pending
