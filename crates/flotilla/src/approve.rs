@@ -1,19 +1,21 @@
 //! `flotilla approve <name>`: approves a stage of a staged update run by setting the `Approved`
 //! condition of its `ClusterApprovalRequest`, the status patch the seed gives to kubectl. The
 //! request is read first and its whole condition list written back, because a merge patch
-//! replaces lists: conditions already there (e.g. `ApprovalAccepted`) are kept.
+//! replaces lists: conditions already there (e.g. `ApprovalAccepted`) are kept. With
+//! `-n NAMESPACE` it approves the namespaced `ApprovalRequest` of a `StagedUpdateRun` instead.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use flotilla_api::conditions::{NewCondition, is_true, set_condition};
-use flotilla_api::placement::ClusterApprovalRequest;
 use flotilla_api::placement::approval_request::APPROVED_CONDITION;
+use flotilla_api::placement::{ApprovalRequest, ClusterApprovalRequest};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// The approval's default reason (KubeFleet's `kubectl fleet approve` writes the same).
@@ -37,6 +39,10 @@ pub struct ApproveArgs {
     /// The `Approved` condition's message.
     #[arg(long, default_value = DEFAULT_MESSAGE)]
     pub message: String,
+    /// The namespace of a namespaced `ApprovalRequest` (of a `StagedUpdateRun`); without it,
+    /// the cluster-scoped `ClusterApprovalRequest`.
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
     /// The hub's kubeconfig; default `$KUBECONFIG`, else `.flotilla/kubeconfig`.
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
@@ -44,17 +50,44 @@ pub struct ApproveArgs {
 
 /// Approves the request and prints what kubectl would print.
 pub async fn run(args: ApproveArgs) -> Result<()> {
-    let client = crate::member::hub_client(args.kubeconfig).await?;
-    let api: Api<ClusterApprovalRequest> = Api::all(client);
+    let client = crate::member::hub_client(args.kubeconfig.clone()).await?;
+    match &args.namespace {
+        Some(namespace) => {
+            let api = Api::<ApprovalRequest>::namespaced(client, namespace);
+            approve(api, "approvalrequest.placement.kubernetes-fleet.io", &args).await
+        }
+        None => {
+            approve(
+                Api::<ClusterApprovalRequest>::all(client),
+                KUBECTL_KIND,
+                &args,
+            )
+            .await
+        }
+    }
+}
+
+/// Approves request `args.name` of `api`, kubectl naming the kind `kubectl_kind`.
+async fn approve<K>(api: Api<K>, kubectl_kind: &str, args: &ApproveArgs) -> Result<()>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Into<ClusterApprovalRequest>,
+{
+    let kind = K::kind(&());
     let name = &args.name;
     for _ in 0..ATTEMPTS {
         let Some(request) = api.get_opt(name).await.context("reaching the hub")? else {
             bail!(
-                "ClusterApprovalRequest {name:?} not found on the hub (`kubectl get clusterapprovalrequests` lists them)"
+                "{kind} {name:?} not found on the hub (`kubectl get {}s` lists them)",
+                kind.to_lowercase()
             );
         };
+        let request: ClusterApprovalRequest = request.into();
         if is_true(conditions(&request), APPROVED_CONDITION) {
-            println!("{KUBECTL_KIND}/{name} already approved");
+            println!("{kubectl_kind}/{name} already approved");
             return Ok(());
         }
         let patch = approval_patch(&request, &args.reason, &args.message, Timestamp::now());
@@ -63,19 +96,19 @@ pub async fn run(args: ApproveArgs) -> Result<()> {
             .await
         {
             Ok(_) => {
-                println!("{KUBECTL_KIND}/{name} approved");
+                println!("{kubectl_kind}/{name} approved");
                 return Ok(());
             }
             // The request changed since it was read: read it again.
             Err(kube::Error::Api(status)) if status.code == 409 => continue,
             Err(kube::Error::Api(status)) => bail!(
-                "the hub refused to approve ClusterApprovalRequest {name:?}: {}",
+                "the hub refused to approve {kind} {name:?}: {}",
                 status.message
             ),
             Err(e) => return Err(e).context("reaching the hub"),
         }
     }
-    bail!("ClusterApprovalRequest {name:?} kept changing while being approved; try again")
+    bail!("{kind} {name:?} kept changing while being approved; try again")
 }
 
 /// The request's conditions (none when it has no status yet).

@@ -123,6 +123,18 @@ fn names(list: &Value) -> Vec<String> {
 }
 
 /// Waits until the ResourcePlacement `name` of `namespace` is Available for its generation.
+/// Waits until the CRP `shop-namespace` placed namespace `shop` on every member.
+fn wait_namespace_placed(hub: &HubProcess) {
+    eventually("the namespace placed everywhere", 120, || {
+        let available = current_condition(
+            hub,
+            &["crp", "shop-namespace"],
+            "ClusterResourcePlacementAvailable",
+        );
+        (available.as_deref() == Some("True")).then_some(())
+    });
+}
+
 fn wait_rp_available(hub: &HubProcess, namespace: &str, name: &str) {
     eventually("the ResourcePlacement Available", 120, || {
         let condition = current_condition(
@@ -153,14 +165,7 @@ fn a_resource_placement_places_namespaced_resources_on_the_picked_members() {
         app("shop", 2),
         settings("shop")
     ));
-    eventually("the namespace placed everywhere", 120, || {
-        let available = current_condition(
-            &hub,
-            &["crp", "shop-namespace"],
-            "ClusterResourcePlacementAvailable",
-        );
-        (available.as_deref() == Some("True")).then_some(())
-    });
+    wait_namespace_placed(&hub);
     hub.create(PLACEMENT_AND_OVERRIDE);
     wait_rp_available(&hub, "shop", "web");
 
@@ -432,14 +437,7 @@ fn a_staged_update_run_rolls_a_resource_placement_out_stage_by_stage() {
         "{namespace}{}{NAMESPACE_PLACEMENT}",
         settings("shop")
     ));
-    eventually("the namespace placed everywhere", 120, || {
-        let available = current_condition(
-            &hub,
-            &["crp", "shop-namespace"],
-            "ClusterResourcePlacementAvailable",
-        );
-        (available.as_deref() == Some("True")).then_some(())
-    });
+    wait_namespace_placed(&hub);
     hub.create(STAGED_RESOURCE_PLACEMENT);
 
     // The canary members get the ConfigMap, then the run waits for the approval request in
@@ -470,17 +468,22 @@ fn a_staged_update_run_rolls_a_resource_placement_out_stage_by_stage() {
         (Some("StagedUpdateRun"), Some("roll"))
     );
 
-    hub.kubectl_ok(&[
-        "patch",
-        "approvalrequests",
-        request,
-        "-n",
-        "shop",
-        "--type=merge",
-        "--subresource=status",
-        "-p",
-        r#"{"status":{"conditions":[{"type":"Approved","status":"True","reason":"testPassed","message":"lgtm","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}]}}"#,
-    ]);
+    // The run names the command that approves it, namespace included; it works.
+    let hint = progressing["message"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("flotilla approve roll-after-canary -n shop"),
+        "{hint}"
+    );
+    let approved = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["approve", request, "-n", "shop", "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&approved.stdout).trim(),
+        format!("approvalrequest.placement.kubernetes-fleet.io/{request} approved")
+    );
     eventually("the run succeeded", 120, || {
         let run = get_json(&hub, &["stagedupdaterun", "-n", "shop", "roll"]);
         run["status"]["conditions"]

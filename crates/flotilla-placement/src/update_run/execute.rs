@@ -76,6 +76,8 @@ pub struct ApprovalState {
 pub struct RunContext<'a> {
     /// The run's `metadata.generation`.
     pub generation: i64,
+    /// The run's namespace (a namespaced `StagedUpdateRun`), for the commands it suggests.
+    pub namespace: Option<&'a str>,
     /// `spec.state`.
     pub state: UpdateRunState,
     /// The placement's bindings by cluster name.
@@ -476,11 +478,12 @@ fn approval(
         format!("approval request {name} is created"),
     );
     Some(Halt::Waiting(format!(
-        "Stage {stage} waits for approval {} it: approve approval request {name} (flotilla approve {name})",
+        "Stage {stage} waits for approval {} it: approve approval request {name} (flotilla approve {name}{})",
         match position {
             TaskPosition::Before => "before starting",
             TaskPosition::After => "after updating",
-        }
+        },
+        cx.namespace.map(|n| format!(" -n {n}")).unwrap_or_default()
     )))
 }
 

@@ -199,6 +199,7 @@ impl World {
             status,
             &RunContext {
                 generation: 1,
+                namespace: None,
                 state,
                 bindings: &self.bindings,
                 approvals: &self.approvals,

@@ -99,6 +99,7 @@ pub(super) async fn pass<F: UpdateRunFamily>(
         &mut status,
         &RunContext {
             generation,
+            namespace: key.namespace(),
             state: run.spec.state.unwrap_or_default(),
             bindings: &views,
             approvals: &approvals,
