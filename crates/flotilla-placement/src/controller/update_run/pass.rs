@@ -39,6 +39,7 @@ use crate::snapshot::resource::first_chunk_name;
 use crate::status::{ConditionType, reason};
 use crate::update_run::TaskPosition;
 use crate::update_run::binding::{RunTarget, view};
+use crate::update_run::conditions::Stamp;
 use crate::update_run::drift::{Observed, changed};
 use crate::update_run::execute::{ApprovalState, Progress, RunAction, RunContext, advance, fail};
 use crate::update_run::reason::{APPROVAL_ACCEPTED, PROGRESSING, UPDATE_RUN_STATUS_TOO_LARGE};
@@ -120,6 +121,14 @@ pub(super) async fn pass<F: UpdateRunFamily>(
     Ok(Action::await_change())
 }
 
+/// Where a condition of an object at `generation` is written at `now`.
+fn stamp(generation: Option<i64>, now: Timestamp) -> Stamp {
+    Stamp {
+        generation: generation.unwrap_or_default(),
+        now,
+    }
+}
+
 /// Writes the run's status. A status larger than the hub takes in one request (hundreds of
 /// bytes per cluster: about 10,000 clusters exceed Kubernetes' 3 MiB) cannot be written; the
 /// run then says so in its `Progressing` condition alone, rather than retrying in silence.
@@ -137,24 +146,17 @@ async fn write_status<K: Object>(
                 .flatten()
                 .map(|s| s.clusters.len())
                 .sum();
-            let mut conditions = run
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.clone())
-                .unwrap_or_default();
-            flotilla_api::conditions::set_condition(
+            let mut conditions = run.status.as_ref().and_then(|s| s.conditions.clone());
+            let message = format!(
+                "the run's status for {clusters} clusters is larger than the hub accepts in one write ({}); the run cannot record its progress: split the placement into smaller ones",
+                e.message
+            );
+            stamp(run.metadata.generation, now).set(
                 &mut conditions,
-                NewCondition {
-                    type_: PROGRESSING,
-                    status: "False",
-                    reason: UPDATE_RUN_STATUS_TOO_LARGE,
-                    message: format!(
-                        "the run's status for {clusters} clusters is larger than the hub accepts in one write ({}); the run cannot record its progress: split the placement into smaller ones",
-                        e.message
-                    ),
-                    observed_generation: run.metadata.generation,
-                },
-                now,
+                PROGRESSING,
+                "False",
+                UPDATE_RUN_STATUS_TOO_LARGE,
+                message,
             );
             tracing::warn!(run = %run.name_any(), clusters, "update run status too large to write");
             writes::status(runs, &run.metadata, json!({"conditions": conditions})).await?;
@@ -383,21 +385,13 @@ async fn accept<F: UpdateRunFamily>(
     request: &ClusterApprovalRequest,
     now: Timestamp,
 ) -> Result<Written, kube::Error> {
-    let mut conditions = request
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default();
-    flotilla_api::conditions::set_condition(
+    let mut conditions = request.status.as_ref().and_then(|s| s.conditions.clone());
+    stamp(request.metadata.generation, now).set(
         &mut conditions,
-        NewCondition {
-            type_: APPROVAL_ACCEPTED_CONDITION,
-            status: "True",
-            reason: APPROVAL_ACCEPTED,
-            message: "The approval request has been approved and cannot be reverted".to_string(),
-            observed_generation: request.metadata.generation,
-        },
-        now,
+        APPROVAL_ACCEPTED_CONDITION,
+        "True",
+        APPROVAL_ACCEPTED,
+        "The approval request has been approved and cannot be reverted",
     );
     let api = api::<F::Approval>(&ctx.client, key);
     writes::status(&api, &request.metadata, json!({"conditions": conditions})).await
