@@ -190,7 +190,10 @@ async fn stepwise_compaction_keeps_exactly_the_rows_reads_need() {
         let (compacted, ()) = futures::join!(store.compact(target), extra);
         assert_eq!(compacted, Ok(()));
         assert_eq!(store.compacted_revision(), target);
-        assert!(store.commit_count() > 12 + 5 + (target as u64) / 3);
+        // Each step is its own commit, after the twelve sequential rounds' commits. (The five
+        // extra creates race the steps and may share a group commit with one, so they are not
+        // counted: under load they did, and the test failed on a correct store.)
+        assert!(store.commit_count() >= 12 + (target as u64) / 3);
         snapshot(&store).await
     };
     let conn = rusqlite::Connection::open(&path).expect("sqlite");
