@@ -21,6 +21,7 @@ pub mod cluster;
 pub mod conditions;
 mod crd;
 pub mod placement;
+pub mod updates;
 mod validation;
 
 pub use builtin::core_crds;
@@ -34,6 +35,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 pub fn fleet_crds() -> Vec<CustomResourceDefinition> {
     let mut crds = cluster::crds();
     crds.extend(placement::crds());
+    crds.extend(updates::crds());
     crds
 }
 
