@@ -80,7 +80,10 @@ const V1BETA1_ONLY: [&str; 3] = [
 
 #[test]
 fn fleet_kinds_are_served_at_v1_and_v1beta1_with_one_schema() {
-    let crds = fleet_crds();
+    let crds: Vec<_> = fleet_crds()
+        .into_iter()
+        .filter(|c| c.spec.group != crate::updates::GROUP)
+        .collect();
     let kinds: Vec<_> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
     assert_eq!(
         kinds,
@@ -1005,4 +1008,42 @@ fn policy_snapshot_status_uses_kubefleet_field_names() {
         serde_json::to_value(&status).unwrap(),
         json!({"observedCRPGeneration": 3})
     );
+}
+
+#[test]
+fn update_kinds_are_served_at_v1beta1_with_status_and_columns() {
+    let crds: Vec<_> = fleet_crds()
+        .into_iter()
+        .filter(|c| c.spec.group == crate::updates::GROUP)
+        .collect();
+    let kinds: Vec<_> = crds
+        .iter()
+        .map(|c| (c.spec.names.kind.as_str(), c.spec.scope.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("FleetUpdateStrategy", "Cluster"),
+            ("UpdateRun", "Cluster"),
+            ("Gate", "Cluster"),
+            ("AutoUpgradeProfile", "Cluster"),
+            ("MaintenanceConfiguration", "Namespaced"),
+            ("KubernetesVersion", "Cluster"),
+            ("NodeImageVersion", "Cluster"),
+            ("MemberUpgrade", "Namespaced"),
+        ]
+    );
+    for crd in &crds {
+        let versions: Vec<_> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(versions, ["v1beta1"], "{}", crd.spec.names.kind);
+        let columns = crd.spec.versions[0]
+            .additional_printer_columns
+            .as_deref()
+            .unwrap_or_default();
+        assert!(
+            columns.iter().any(|c| c.name == "Age") && columns.len() >= 2,
+            "{} has printer columns",
+            crd.spec.names.kind
+        );
+    }
 }

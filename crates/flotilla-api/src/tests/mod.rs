@@ -4,6 +4,7 @@ mod crds;
 mod rules;
 mod schema_check;
 mod seeds;
+mod update_rules;
 
 use std::sync::LazyLock;
 

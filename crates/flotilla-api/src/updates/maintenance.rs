@@ -203,3 +203,39 @@ pub struct DateSpan {
     #[schemars(regex(pattern = DATE_PATTERN))]
     pub end: String,
 }
+
+/// The furthest a `utcOffset` may be from UTC: ±14:00, in seconds.
+pub const MAX_UTC_OFFSET_SECONDS: i32 = 14 * 3600;
+
+/// Reads a `±HH:mm` UTC offset as seconds east of UTC; `None` when malformed or beyond
+/// ±14:00.
+pub fn utc_offset_seconds(offset: &str) -> Option<i32> {
+    let (sign, rest) = match offset.as_bytes().first()? {
+        b'+' => (1, &offset[1..]),
+        b'-' => (-1, &offset[1..]),
+        _ => return None,
+    };
+    let (hours, minutes) = rest.split_once(':')?;
+    let two_digits = |s: &str| s.len() == 2 && s.bytes().all(|b| b.is_ascii_digit());
+    if !two_digits(hours) || !two_digits(minutes) {
+        return None;
+    }
+    let (hours, minutes): (i32, i32) = (hours.parse().ok()?, minutes.parse().ok()?);
+    let seconds = hours * 3600 + minutes * 60;
+    (minutes < 60 && seconds <= MAX_UTC_OFFSET_SECONDS).then_some(sign * seconds)
+}
+
+impl Schedule {
+    /// The names of the recurrences that are set (exactly one in a valid schedule).
+    pub fn kinds(&self) -> Vec<&'static str> {
+        [
+            ("daily", self.daily.is_some()),
+            ("weekly", self.weekly.is_some()),
+            ("absoluteMonthly", self.absolute_monthly.is_some()),
+            ("relativeMonthly", self.relative_monthly.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+}

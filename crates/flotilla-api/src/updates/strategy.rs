@@ -15,6 +15,8 @@ pub const COUNT_OR_PERCENT_PATTERN: &str = r"^(?:([1-9]\d*)|([1-9]\d?|100)%)$";
 pub const FAILURES_PATTERN: &str = r"^(?:(0|[1-9]\d*)|([0-9]\d?|100)%)$";
 /// The most groups a stage may have.
 pub const MAX_GROUPS_PER_STAGE: usize = 50;
+/// The stage-level `maxConcurrency` default and hard maximum.
+pub const STAGE_CONCURRENCY_MAX: u32 = 50;
 
 /// A reusable update strategy.
 // Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
@@ -157,4 +159,42 @@ pub struct ScheduledStartConfiguration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "+00:00", "pattern" = super::maintenance::UTC_OFFSET_PATTERN))]
     pub utc_offset: Option<String>,
+}
+
+impl MemberSelector {
+    /// The `key=value` pairs of `byLabel`, or what is wrong with it: equality only, each key
+    /// once, keys and values as Kubernetes labels allow.
+    pub fn pairs(&self) -> Result<Vec<(String, String)>, String> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for term in self.by_label.split(',') {
+            let term = term.trim();
+            let Some((key, value)) = term.split_once('=') else {
+                return Err(format!("{term:?} is not of the form key=value"));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            if key.ends_with('!') || value.starts_with('=') {
+                return Err(format!("{term:?}: only equality (key=value) is supported"));
+            }
+            if !crate::validation::format::is_qualified_name(key) {
+                return Err(format!("{key:?} is not a valid label key"));
+            }
+            if !crate::validation::format::is_label_value(value) {
+                return Err(format!("{value:?} is not a valid label value"));
+            }
+            if pairs.iter().any(|(k, _)| k == key) {
+                return Err(format!("label key {key:?} appears more than once"));
+            }
+            pairs.push((key.to_string(), value.to_string()));
+        }
+        Ok(pairs)
+    }
+
+    /// Whether `labels` match every pair (an invalid selector matches nothing).
+    pub fn matches(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        self.pairs().is_ok_and(|pairs| {
+            pairs
+                .iter()
+                .all(|(k, v)| labels.get(k).is_some_and(|have| have == v))
+        })
+    }
 }

@@ -5,13 +5,14 @@
 mod common;
 mod crd;
 mod eviction;
-mod format;
+pub(crate) mod format;
 mod member_cluster;
 mod overrides;
 pub(crate) mod path;
 mod placement;
 mod staged_update;
 pub(crate) mod structural;
+mod updates;
 
 use flotilla_apimachinery::FieldError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -23,6 +24,8 @@ use crate::placement::overrides::PlacementScope;
 const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
 /// The API group of member clusters.
 const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
+/// The API group of cluster update orchestration.
+const UPDATES_GROUP: &str = crate::updates::GROUP;
 
 /// What a rule may need to know about the kinds the hub serves: a `ResourcePlacement` may
 /// select only namespaced kinds. The engine answers from its registry (built-in kinds and user
@@ -77,6 +80,11 @@ pub fn validate(
         (PLACEMENT_GROUP, "ClusterResourcePlacementDisruptionBudget") => {
             eviction::validate_budget(new)
         }
+        (UPDATES_GROUP, "FleetUpdateStrategy") => updates::validate_strategy(new),
+        (UPDATES_GROUP, "UpdateRun") => updates::validate_run(new, old),
+        (UPDATES_GROUP, "MaintenanceConfiguration") => updates::validate_maintenance(new),
+        (UPDATES_GROUP, "AutoUpgradeProfile") => updates::validate_profile(new, old),
+        (UPDATES_GROUP, "Gate" | "MemberUpgrade") => updates::validate_immutable_spec(new, old),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         _ => Vec::new(),
     }
