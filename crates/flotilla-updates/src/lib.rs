@@ -6,3 +6,4 @@
 //! arithmetic, the run state machine and its roll-up — plus thin hub controllers that observe,
 //! call the core and write status once.
 pub mod quota;
+pub mod run;
