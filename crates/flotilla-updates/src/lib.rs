@@ -7,3 +7,5 @@
 //! call the core and write status once.
 pub mod quota;
 pub mod run;
+pub mod controller;
+pub mod target;

@@ -30,6 +30,13 @@ use crate::crd::finished;
 /// The API group.
 pub const GROUP: &str = "updates.flotilla.dev";
 
+/// Label on a MemberCluster naming its region (set from the member's cloud region).
+pub const REGION_LABEL: &str = "topology.kubernetes.io/region";
+
+/// Label on a MemberCluster saying it is under long-term support (`"true"`): only such
+/// members take a Kubernetes version older than N−2.
+pub const LONG_TERM_SUPPORT_LABEL: &str = "updates.flotilla.dev/long-term-support";
+
 /// Label on a MemberCluster naming its update group.
 pub const UPDATE_GROUP_LABEL: &str = "updates.flotilla.dev/group";
 

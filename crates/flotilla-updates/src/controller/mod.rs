@@ -1,0 +1,141 @@
+//! The update run controller: one reconcile per `UpdateRun` plans it over the fleet, runs a
+//! pass of [`crate::run::advance`] over what it observes (member upgrades, gates, windows,
+//! the catalog, member versions), carries out the pass's actions and writes the status once.
+//! It is woken by its run, its member upgrades and gates, any change to members, windows or
+//! the catalog, and at the times a pass asks to look again (a wait ends, a window opens, a
+//! release reaches a region, a scheduled start comes).
+
+mod observe;
+mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::cluster::MemberCluster;
+use flotilla_api::updates::member_upgrade::UPGRADE_RUN_LABEL;
+use flotilla_api::updates::{
+    FleetUpdateStrategy, Gate, KubernetesVersion, MaintenanceConfiguration, MemberUpgrade,
+    NodeImageVersion, UpdateRun,
+};
+use flotilla_apiserver::clock::{Clock, Deadlines};
+use futures::{Stream, StreamExt};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+
+/// Field manager of the controller's writes.
+pub(crate) const MANAGER: &str = "flotilla-updates";
+
+/// What went wrong in a reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The hub refused or failed a request.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// An object could not be (de)serialized.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// What every reconcile shares: the client, the clock, and caches of what passes read.
+pub(crate) struct Context {
+    pub(crate) client: Client,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) deadlines: Deadlines<ObjectRef<UpdateRun>>,
+    pub(crate) members: Store<MemberCluster>,
+    pub(crate) windows: Store<MaintenanceConfiguration>,
+    pub(crate) kubernetes: Store<KubernetesVersion>,
+    pub(crate) images: Store<NodeImageVersion>,
+    pub(crate) upgrades: Store<MemberUpgrade>,
+    pub(crate) gates: Store<Gate>,
+}
+
+/// A cached watch of every object of kind `K`: the store, and the stream of changes that
+/// keeps it current (to be driven by the controller).
+fn cached<K>(client: &Client) -> (Store<K>, impl Stream<Item = Result<K, watcher::Error>> + Send)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store();
+    let events = reflector(
+        writer,
+        watcher(Api::<K>::all(client.clone()), watcher::Config::default()),
+    )
+    .applied_objects()
+    .default_backoff();
+    (store, events)
+}
+
+/// Runs the update run controller until the client's API goes away.
+pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    let (deadlines, due) = Deadlines::new(clock.clone());
+    let (members, member_events) = cached::<MemberCluster>(&client);
+    let (windows, window_events) = cached::<MaintenanceConfiguration>(&client);
+    let (kubernetes, kubernetes_events) = cached::<KubernetesVersion>(&client);
+    let (images, image_events) = cached::<NodeImageVersion>(&client);
+    let (upgrades, upgrade_events) = cached::<MemberUpgrade>(&client);
+    let (gates, gate_events) = cached::<Gate>(&client);
+    let controller = Controller::new(Api::<UpdateRun>::all(client.clone()), watcher::Config::default());
+    let runs = controller.store();
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        clock,
+        deadlines,
+        members,
+        windows,
+        kubernetes,
+        images,
+        upgrades,
+        gates,
+    });
+    controller
+        .watches_stream(upgrade_events, |upgrade: MemberUpgrade| {
+            let run = upgrade.labels().get(UPGRADE_RUN_LABEL).cloned();
+            run.map(|name| ObjectRef::new(&name))
+        })
+        .watches_stream(gate_events, |gate: Gate| {
+            Some(ObjectRef::new(&gate.spec.target.update_run))
+        })
+        .watches_stream(member_events, active_runs(runs.clone()))
+        .watches_stream(window_events, active_runs(runs.clone()))
+        .watches_stream(kubernetes_events, active_runs(runs.clone()))
+        .watches_stream(image_events, active_runs(runs.clone()))
+        .watches(
+            Api::<FleetUpdateStrategy>::all(client),
+            watcher::Config::default(),
+            active_runs(runs),
+        )
+        .reconcile_on(due)
+        .run(reconcile::reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "update run reconcile");
+            }
+        })
+        .await;
+}
+
+/// A mapper from any change of the fleet (members, windows, catalog, strategies) to every run
+/// that has not finished.
+fn active_runs<K>(runs: Store<UpdateRun>) -> impl Fn(K) -> Vec<ObjectRef<UpdateRun>> + Send + Sync + 'static {
+    move |_| {
+        runs.state()
+            .iter()
+            .filter(|run| !run.status.as_ref().is_some_and(|s| s.progress.state.is_final()))
+            .map(|run| ObjectRef::from_obj(&**run))
+            .collect()
+    }
+}
+
+fn error_policy(run: Arc<UpdateRun>, error: &ControllerError, _: Arc<Context>) -> Action {
+    let conflict = matches!(error, ControllerError::Api(kube::Error::Api(s)) if s.code == 409);
+    if conflict {
+        return Action::requeue(Duration::from_millis(50));
+    }
+    tracing::warn!(run = %run.meta().name.clone().unwrap_or_default(), %error, "update run reconcile failed; retrying");
+    Action::requeue(Duration::from_secs(1))
+}
+
+use kube::ResourceExt;
