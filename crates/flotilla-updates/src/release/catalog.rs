@@ -40,6 +40,14 @@ fn available_in(availability: &[RegionAvailability], region: &str, now: Timestam
         .any(|a| a.region == region && a.available_at.0 <= now)
 }
 
+/// When a release with this availability reaches `region`.
+fn arrival(availability: &[RegionAvailability], region: &str) -> Option<Timestamp> {
+    availability
+        .iter()
+        .find(|a| a.region == region)
+        .map(|a| a.available_at.0)
+}
+
 /// Whether a release with this availability may be used in some region at `now`.
 fn available_anywhere(availability: &[RegionAvailability], now: Timestamp) -> bool {
     availability.iter().any(|a| a.available_at.0 <= now)
@@ -95,6 +103,23 @@ impl<'a> Catalog<'a> {
         self.images
             .iter()
             .any(|r| &r.image == image && available_in(r.availability, region, now))
+    }
+
+    /// When `version` reaches `region`, if the catalog says: how long a member waiting for it
+    /// stays Pending.
+    pub fn kubernetes_available_at(&self, version: KubeVersion, region: &str) -> Option<Timestamp> {
+        self.kubernetes
+            .iter()
+            .filter(|r| r.version == version)
+            .find_map(|r| arrival(r.availability, region))
+    }
+
+    /// When `image` reaches `region`, if the catalog says.
+    pub fn image_available_at(&self, image: &NodeImage, region: &str) -> Option<Timestamp> {
+        self.images
+            .iter()
+            .filter(|r| &r.image == image)
+            .find_map(|r| arrival(r.availability, region))
     }
 
     /// GA releases available in at least one region at `now`.
