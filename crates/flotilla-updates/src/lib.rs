@@ -5,3 +5,5 @@
 //! The crate is a pure core — window evaluation, version and image selection, concurrency
 //! arithmetic, the run state machine and its roll-up — plus thin hub controllers that observe,
 //! call the core and write status once.
+
+pub mod window;
