@@ -11,3 +11,4 @@ pub mod quota;
 pub mod release;
 pub mod run;
 pub mod target;
+pub mod window;

@@ -1,0 +1,36 @@
+//! A member's rank inside a group by its window, as AKS orders members: open now, opening
+//! soon, no window, closed.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Window;
+
+/// How soon a closed window must open to count as opening soon (inclusive).
+pub const OPENS_SOON: SignedDuration = SignedDuration::from_hours(4);
+
+/// Where a member's window puts it in its group's order; members are taken in ascending order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WindowPriority {
+    /// The window is open: the member can be updated now.
+    OpenNow,
+    /// The window opens within [`OPENS_SOON`].
+    OpensSoon,
+    /// The member has no window: it can be updated at any time.
+    NoWindow,
+    /// The window is closed and opens later than [`OPENS_SOON`], or never again.
+    Closed,
+}
+
+/// The priority of a member with `window` (`None`: no window) at `at`.
+pub fn priority(window: Option<&Window>, at: Timestamp) -> WindowPriority {
+    let Some(window) = window else {
+        return WindowPriority::NoWindow;
+    };
+    if window.is_open(at) {
+        return WindowPriority::OpenNow;
+    }
+    match window.next_opening(at) {
+        Some(opening) if opening.duration_since(at) <= OPENS_SOON => WindowPriority::OpensSoon,
+        _ => WindowPriority::Closed,
+    }
+}
