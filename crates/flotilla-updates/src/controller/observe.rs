@@ -136,7 +136,7 @@ pub(crate) fn windows(
             } else {
                 WindowFacts::Closed {
                     next: window.next_opening(now),
-                    description: window.describe(),
+                    description: window.to_string(),
                 }
             };
             Some((m.name.clone(), facts))

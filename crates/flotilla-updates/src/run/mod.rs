@@ -39,6 +39,8 @@ use jiff::Timestamp;
 
 pub use advance::advance;
 
+use crate::window::{OPENS_SOON, WindowPriority};
+
 /// What the run needs to know about a member's maintenance window at this moment.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WindowFacts {
@@ -54,22 +56,6 @@ pub enum WindowFacts {
         description: String,
     },
 }
-
-/// How soon a member's window lets work start: the order members of a group are tried in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum WindowPriority {
-    /// Open now.
-    OpenNow,
-    /// Opens within four hours.
-    OpensSoon,
-    /// No window.
-    NoWindow,
-    /// Closed for longer.
-    Closed,
-}
-
-/// How far ahead a window counts as opening soon.
-pub const OPENS_SOON: jiff::SignedDuration = jiff::SignedDuration::from_hours(4);
 
 impl WindowFacts {
     /// The member's priority at `now`.
