@@ -943,6 +943,7 @@ async fn the_agent_applies_works_while_joined_and_cleans_up_when_leaving() {
         clock,
         prices: Arc::new(NoPrices),
         overrides: BTreeMap::new(),
+        provider: None,
     };
     let running = tokio::spawn(agent.run());
     let namespaces: Api<Namespace> = Api::all(fleet.hub.clone());

@@ -10,8 +10,12 @@ pub mod member_upgrade;
 pub mod strategy;
 pub mod update_run;
 
-pub use auto_upgrade::{AutoUpgradeProfile, AutoUpgradeProfileSpec, AutoUpgradeProfileStatus, Channel};
-pub use catalog::{KubernetesVersion, KubernetesVersionSpec, NodeImageVersion, NodeImageVersionSpec};
+pub use auto_upgrade::{
+    AutoUpgradeProfile, AutoUpgradeProfileSpec, AutoUpgradeProfileStatus, Channel,
+};
+pub use catalog::{
+    KubernetesVersion, KubernetesVersionSpec, NodeImageVersion, NodeImageVersionSpec,
+};
 pub use gate::{Gate, GateSpec, GateState};
 pub use maintenance::{MaintenanceConfiguration, MaintenanceWindow};
 pub use member_upgrade::{MemberUpgrade, MemberUpgradeSpec, MemberUpgradeStatus, UpgradePhase};

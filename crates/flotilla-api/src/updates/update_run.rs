@@ -45,7 +45,11 @@ use super::strategy::{GateType, UpdateRunStrategy};
         json_path = ".spec.managedClusterUpdate.nodeImageSelection.type"
     ),
     printcolumn(name = "State", type_ = "string", json_path = ".status.state"),
-    printcolumn(name = "Progress", type_ = "string", json_path = ".status.progressSummary"),
+    printcolumn(
+        name = "Progress",
+        type_ = "string",
+        json_path = ".status.progressSummary"
+    ),
     printcolumn(
         name = "Failures",
         type_ = "integer",
@@ -193,9 +197,7 @@ pub enum SkipTargetType {
 }
 
 /// The state of a run, stage, group, member, gate or wait.
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[allow(missing_docs)]
 pub enum UpdateState {
     #[default]
