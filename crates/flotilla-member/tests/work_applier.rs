@@ -51,6 +51,8 @@ fn member_spec() -> MemberSpec {
         }],
         properties: BTreeMap::new(),
         maintenance_windows: vec![],
+        stopped: false,
+        upgrade: None,
     }
 }
 
