@@ -6,7 +6,9 @@
 //! `heartbeatPeriodSeconds` of the injected clock: it collects the member's properties and
 //! resource usage ([`crate::report`]) and writes them, with `Joined=True` and its health, into
 //! the InternalMemberCluster's status; from the first heartbeat on, it runs the Work applier
-//! ([`crate::applier`]). When it says `Leave`, the agent stops the applier, deletes every
+//! ([`crate::applier`]) and, when it has a [`Provider`], reports what the member runs
+//! (`status.versions`) with each heartbeat and carries out the member's MemberUpgrades
+//! ([`crate::upgrade::executor`]). When it says `Leave`, the agent stops both, deletes every
 //! AppliedWork in the member (and, through ownership, everything the fleet placed there),
 //! waits for that to finish, reports `Joined=False` and stops heartbeating.
 
@@ -31,6 +33,7 @@ use serde_json::{Map, Value, json};
 use crate::applier::{self, Applier};
 use crate::membership::{DEFAULT_HEARTBEAT_SECONDS, member_namespace};
 use crate::report::{self, PriceSource, Report};
+use crate::upgrade::{Provider, executor};
 
 /// How long to wait, in real time, before retrying a failed hub write.
 const RETRY: Duration = Duration::from_secs(1);
@@ -54,6 +57,9 @@ pub struct Agent {
     pub prices: Arc<dyn PriceSource>,
     /// Property values that add to or override what the agent observes.
     pub overrides: BTreeMap<String, String>,
+    /// What reads and upgrades the member's control plane and node pools; without one the
+    /// agent reports no versions and leaves MemberUpgrades alone.
+    pub provider: Option<Arc<dyn Provider>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -86,8 +92,9 @@ impl Agent {
         let mut latest: Option<InternalMemberCluster> = None;
         let mut phase = Phase::Waiting;
         let mut retry = false;
-        // The Work applier, while joined.
+        // The Work applier and the upgrade executor, while joined.
         let mut applier: Option<applier::Running> = None;
+        let mut upgrades: Option<executor::Running> = None;
         loop {
             let heartbeat_due = async {
                 match phase {
@@ -113,6 +120,7 @@ impl Agent {
             if imc.spec.state == ClusterState::Leave {
                 // Stop applying Works before removing what they placed.
                 applier = None;
+                upgrades = None;
             }
             match self.step(&imcs, imc, phase).await {
                 Ok(next) => {
@@ -120,6 +128,9 @@ impl Agent {
                     retry = false;
                     if matches!(phase, Phase::Joined { .. }) && applier.is_none() {
                         applier = Some(self.applier().spawn());
+                    }
+                    if matches!(phase, Phase::Joined { .. }) && upgrades.is_none() {
+                        upgrades = self.executor().map(executor::Executor::spawn);
                     }
                 }
                 Err(e) => {
@@ -138,6 +149,16 @@ impl Agent {
             member: self.member.clone(),
             clock: self.clock.clone(),
         }
+    }
+
+    /// The member's upgrade executor, if the agent has a provider.
+    fn executor(&self) -> Option<executor::Executor> {
+        Some(executor::Executor {
+            member_name: self.name.clone(),
+            hub: self.hub.clone(),
+            provider: self.provider.clone()?,
+            clock: self.clock.clone(),
+        })
     }
 
     /// Acts on the hub's instruction: heartbeat when due, or leave.
@@ -193,7 +214,19 @@ impl Agent {
         now: Timestamp,
     ) -> Result<(), kube::Error> {
         let previous = imc.status.clone().unwrap_or_default();
-        let collected = self.collect().await;
+        let mut collected = self.collect().await;
+        let versions = match &self.provider {
+            Some(provider) => match provider.current_versions().await {
+                Ok(current) => Some(current.report(provider.expected_durations(), now)),
+                Err(e) => {
+                    if let Ok(report) = &mut collected {
+                        report.problems.push(format!("versions not reported: {e}"));
+                    }
+                    None
+                }
+            },
+            None => None,
+        };
         let (healthy, collection) = match &collected {
             Ok(r) if r.problems.is_empty() => (
                 (
@@ -281,6 +314,9 @@ impl Agent {
                 "available": report.usage.available,
                 "observationTime": rfc3339(now),
             });
+        }
+        if let Some(versions) = versions {
+            status["versions"] = json!(versions);
         }
         self.write_status(imcs, status).await
     }

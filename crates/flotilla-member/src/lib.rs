@@ -5,17 +5,19 @@
 //!   and, when the MemberCluster is deleted, makes the member leave and cleans up.
 //! - [`agent`] runs once per member cluster: it heartbeats, reports the member's properties
 //!   ([`report`]), applies the Works in its hub namespace while joined ([`applier`]) and, on
-//!   leaving, removes everything the fleet placed on the member.
+//!   leaving, removes everything the fleet placed on the member; with a provider, it also
+//!   reports what the member runs and carries out its MemberUpgrades ([`upgrade`]).
 //!
 //! They live together because they share the InternalMemberCluster contract. The decisions
 //! are pure functions: [`report::report`] (properties from nodes, pods and prices),
 //! [`membership::status::member_status`] (the MemberCluster status from what the agent wrote)
-//! and the Work applier's core, [`work`].
+//! the Work applier's core, [`work`], and the upgrade planner, [`upgrade::plan`].
 
 pub mod agent;
 pub mod applier;
 pub mod membership;
 pub mod report;
+pub mod upgrade;
 pub mod work;
 
 pub use agent::Agent;

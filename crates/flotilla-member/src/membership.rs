@@ -139,7 +139,11 @@ async fn join(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipErr
     Ok(Action::await_change())
 }
 
-async fn ensure_namespace(
+/// Creates member `member`'s hub namespace `namespace` (labelled with [`MEMBER_LABEL`]) unless
+/// it exists. The membership controller calls it before creating the InternalMemberCluster;
+/// whoever seeds the namespace with objects ahead of the controller (`flotilla up` writes the
+/// members' maintenance configurations there) calls it too.
+pub async fn ensure_namespace(
     client: &Client,
     namespace: &str,
     member: &str,

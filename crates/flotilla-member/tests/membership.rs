@@ -128,6 +128,7 @@ async fn members_join_report_go_stale_recover_and_leave_cleanly() {
         clock: shared.clone(),
         prices: Arc::new(Prices),
         overrides: BTreeMap::from([("example.com/gpus".to_string(), "8".to_string())]),
+        provider: None,
     };
     let running = tokio::spawn(agent.clone().run());
 

@@ -51,6 +51,8 @@ fn member_spec() -> MemberSpec {
         }],
         properties: BTreeMap::new(),
         maintenance_windows: vec![],
+        stopped: false,
+        upgrade: None,
     }
 }
 
@@ -943,6 +945,7 @@ async fn the_agent_applies_works_while_joined_and_cleans_up_when_leaving() {
         clock,
         prices: Arc::new(NoPrices),
         overrides: BTreeMap::new(),
+        provider: None,
     };
     let running = tokio::spawn(agent.run());
     let namespaces: Api<Namespace> = Api::all(fleet.hub.clone());

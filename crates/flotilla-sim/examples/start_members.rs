@@ -54,6 +54,8 @@ fn member(i: usize) -> MemberSpec {
         }],
         properties: BTreeMap::new(),
         maintenance_windows: vec![],
+        stopped: false,
+        upgrade: None,
     }
 }
 

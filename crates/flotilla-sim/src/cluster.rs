@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use crate::actions::Action;
 use crate::fleet::MemberSpec;
 use crate::kubelet::Timing;
-use crate::node_pool::{self, AGENT_POOL_LABEL, UnknownInstanceType};
+use crate::node_pool::{self, AGENT_POOL_LABEL, NODE_IMAGE_LABEL, UnknownInstanceType};
 use crate::reconcile::Settings;
 use crate::{services, version};
 use machinery::Machinery;
@@ -75,9 +75,30 @@ pub enum SimError {
         /// The pool asked for.
         pool: String,
     },
+    /// The node pool has no node of that name.
+    #[error("node pool {pool:?} of member {member:?} has no node {node:?}")]
+    UnknownNode {
+        /// The member.
+        member: String,
+        /// The pool.
+        pool: String,
+        /// The node asked for.
+        node: String,
+    },
     /// The member's API refused a write.
     #[error("member API: {0}")]
     Api(#[from] ApiError),
+}
+
+/// The node image one node of a simulated member runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeImage {
+    /// The node's pool.
+    pub pool: String,
+    /// The node's name.
+    pub node: String,
+    /// The image it runs (its `kubernetes.azure.com/node-image-version` label).
+    pub image: String,
 }
 
 /// A running simulated member cluster. Dropping it stops its machinery and its engine's
@@ -216,23 +237,111 @@ impl SimCluster {
         spec.kubernetes_version = version.trim_start_matches('v').to_string();
     }
 
-    /// Moves node pool `pool` to node image `image`: the pool's nodes are relabelled and
-    /// report the image's OS.
+    /// The clock the member follows.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Moves node pool `pool` to node image `image` at once: the pool's nodes are relabelled
+    /// and report the image's OS.
     pub async fn set_node_image(&self, pool: &str, image: &str) -> Result<(), SimError> {
-        {
-            let mut spec = self.spec.write().unwrap_or_else(|e| e.into_inner());
-            let member = spec.name.clone();
-            let found = spec
-                .node_pools
-                .iter_mut()
-                .find(|p| p.name == pool)
-                .ok_or_else(|| SimError::UnknownPool {
-                    member,
-                    pool: pool.to_string(),
-                })?;
-            found.node_image_version = image.to_string();
-        }
+        self.set_pool_image(pool, image)?;
         let mut writer = Writer::new(self.engine().clone())?;
+        for node in self.stored_nodes().await? {
+            if pool_of(&node) == Some(pool) {
+                self.write_node_image(&mut writer, &node, image).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves one node, `node` of pool `pool`, to node image `image` (as reimaging it does); once
+    /// every node of the pool runs `image`, the pool's image ([`MemberSpec`]) is `image` too.
+    pub async fn set_node_image_of(
+        &self,
+        pool: &str,
+        node: &str,
+        image: &str,
+    ) -> Result<(), SimError> {
+        self.pool_exists(pool)?;
+        let nodes: Vec<Node> = self
+            .stored_nodes()
+            .await?
+            .into_iter()
+            .filter(|n| pool_of(n) == Some(pool))
+            .collect();
+        let target = nodes
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some(node))
+            .ok_or_else(|| SimError::UnknownNode {
+                member: self.name.clone(),
+                pool: pool.to_string(),
+                node: node.to_string(),
+            })?;
+        let mut writer = Writer::new(self.engine().clone())?;
+        self.write_node_image(&mut writer, target, image).await?;
+        let all_done = nodes
+            .iter()
+            .all(|n| n.metadata.name.as_deref() == Some(node) || image_of(n) == Some(image));
+        if all_done {
+            self.set_pool_image(pool, image)?;
+        }
+        Ok(())
+    }
+
+    /// The image each node runs, by pool in the member's pool order, nodes by name.
+    pub async fn node_images(&self) -> Result<Vec<NodeImage>, SimError> {
+        let pools: Vec<String> = self
+            .read_spec()
+            .node_pools
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let mut images: Vec<NodeImage> = self
+            .stored_nodes()
+            .await?
+            .iter()
+            .filter_map(|n| {
+                Some(NodeImage {
+                    pool: pool_of(n)?.to_string(),
+                    node: n.metadata.name.clone()?,
+                    image: image_of(n).unwrap_or_default().to_string(),
+                })
+            })
+            .collect();
+        let rank = |pool: &str| pools.iter().position(|p| p == pool).unwrap_or(pools.len());
+        images.sort_by(|a, b| (rank(&a.pool), &a.node).cmp(&(rank(&b.pool), &b.node)));
+        Ok(images)
+    }
+
+    fn pool_exists(&self, pool: &str) -> Result<(), SimError> {
+        if self.read_spec().node_pools.iter().any(|p| p.name == pool) {
+            Ok(())
+        } else {
+            Err(SimError::UnknownPool {
+                member: self.name.clone(),
+                pool: pool.to_string(),
+            })
+        }
+    }
+
+    fn set_pool_image(&self, pool: &str, image: &str) -> Result<(), SimError> {
+        let mut spec = self.spec.write().unwrap_or_else(|e| e.into_inner());
+        let found = spec
+            .node_pools
+            .iter_mut()
+            .find(|p| p.name == pool)
+            .ok_or_else(|| SimError::UnknownPool {
+                member: self.name.clone(),
+                pool: pool.to_string(),
+            })?;
+        found.node_image_version = image.to_string();
+        Ok(())
+    }
+
+    /// Every node as stored, with its resource version.
+    async fn stored_nodes(&self) -> Result<Vec<Node>, SimError> {
+        let writer = Writer::new(self.engine().clone())?;
         let info = writer.info("Node")?.clone();
         let listed = self
             .engine()
@@ -243,31 +352,52 @@ impl SimCluster {
             })
             .await
             .map_err(ApiError::from)?;
-        for kv in listed.items {
-            let Ok(mut node) = serde_json::from_slice::<Node>(&kv.value) else {
-                continue;
-            };
-            let in_pool = node
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(AGENT_POOL_LABEL))
-                .is_some_and(|p| p == pool);
-            if !in_pool {
-                continue;
-            }
-            node.metadata.resource_version = Some(kv.mod_revision.to_string());
-            let updated = node_pool::with_image(&node, image);
-            let now = self.clock.now();
-            writer.execute(Action::update(&updated), now).await?;
-            if let Some(status) = &updated.status {
-                writer
-                    .execute(Action::write_status(&updated, status), now)
-                    .await?;
-            }
+        Ok(listed
+            .items
+            .into_iter()
+            .filter_map(|kv| {
+                let mut node = serde_json::from_slice::<Node>(&kv.value).ok()?;
+                node.metadata.resource_version = Some(kv.mod_revision.to_string());
+                Some(node)
+            })
+            .collect())
+    }
+
+    /// Relabels `node` (as stored) for `image` and writes its status.
+    async fn write_node_image(
+        &self,
+        writer: &mut Writer,
+        node: &Node,
+        image: &str,
+    ) -> Result<(), SimError> {
+        let updated = node_pool::with_image(node, image);
+        let now = self.clock.now();
+        writer.execute(Action::update(&updated), now).await?;
+        if let Some(status) = &updated.status {
+            writer
+                .execute(Action::write_status(&updated, status), now)
+                .await?;
         }
         Ok(())
     }
+}
+
+/// The pool a node belongs to.
+fn pool_of(node: &Node) -> Option<&str> {
+    node.metadata
+        .labels
+        .as_ref()?
+        .get(AGENT_POOL_LABEL)
+        .map(String::as_str)
+}
+
+/// The image a node runs.
+fn image_of(node: &Node) -> Option<&str> {
+    node.metadata
+        .labels
+        .as_ref()?
+        .get(NODE_IMAGE_LABEL)
+        .map(String::as_str)
 }
 
 /// Creates a node and writes its status (which a create does not store).

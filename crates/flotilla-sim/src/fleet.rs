@@ -3,8 +3,9 @@
 //! [`Fleet::generated`]) or the default six-member fleet ([`Fleet::default_fleet`]).
 //!
 //! A fleet file is one YAML document, `members:` followed by a list of [`MemberSpec`]s in the
-//! camelCase field names of the types below (`examples/fleets/fleet.yaml` is a documented
-//! example). Everything here is pure: the caller reads the file and passes its text.
+//! camelCase field names of the types below, and optionally `catalog:`, the releases the
+//! simulated cloud offers ([`ReleaseCatalog`]; without it, `flotilla up` uses the built-in
+//! catalog of [`crate::releases`]). `examples/fleets/fleet.yaml` is a documented example. Everything here is pure: the caller reads the file and passes its text.
 //!
 //! The region labels of a member (`topology.kubernetes.io/region`, `fleet.azure.com/location`)
 //! are not stored in the fleet: the caller adds them from `region`.
@@ -29,6 +30,10 @@ pub const REGION_LABEL_KEYS: [&str; 2] =
 pub struct Fleet {
     /// The members, in order.
     pub members: Vec<MemberSpec>,
+    /// The Kubernetes versions and node images the simulated cloud offers; none: the built-in
+    /// catalog ([`crate::releases::builtin`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<ReleaseCatalog>,
 }
 
 /// One simulated member cluster.
@@ -52,6 +57,85 @@ pub struct MemberSpec {
     /// Planned maintenance windows (used by cluster update orchestration).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub maintenance_windows: Vec<MaintenanceWindow>,
+    /// The cluster is stopped (as an AKS cluster can be): every upgrade of it fails at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
+    /// How upgrades of the member behave: step durations and simulated failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<UpgradeBehaviour>,
+}
+
+/// How upgrades of a simulated member behave.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpgradeBehaviour {
+    /// Simulated minutes a control plane upgrade takes, 0 to 1440; default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane_minutes: Option<u32>,
+    /// Simulated minutes upgrading one node takes, 0 to 1440; default 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_minutes: Option<u32>,
+    /// Upgrade steps fail with this message (after `failAfterSteps` steps succeeded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_with: Option<String>,
+    /// How many upgrade steps (over the member's life) succeed before `failWith` applies;
+    /// default 0. Needs `failWith`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_after_steps: Option<u32>,
+}
+
+/// The releases a simulated cloud offers, region by region.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReleaseCatalog {
+    /// Kubernetes releases (each a `KubernetesVersion` on the hub).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kubernetes_versions: Vec<KubernetesRelease>,
+    /// Node image releases (each a `NodeImageVersion` on the hub).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_images: Vec<NodeImageRelease>,
+}
+
+/// A Kubernetes release.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KubernetesRelease {
+    /// `MAJOR.MINOR.PATCH`, unique in the catalog.
+    pub version: String,
+    /// A preview release (never chosen by auto-upgrade channels).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
+    /// The minor has long-term support.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub long_term_support: bool,
+    /// When it reaches each region; regions not listed never get it.
+    pub availability: Vec<Availability>,
+}
+
+/// A node image release: one version of one image family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeImageRelease {
+    /// Image family, e.g. `AKSUbuntu-2204gen2containerd`.
+    pub family: String,
+    /// Version within the family, e.g. `202511.02.0`; family and version are unique together.
+    pub version: String,
+    /// When it reaches each region; regions not listed never get it.
+    pub availability: Vec<Availability>,
+}
+
+/// When a release reaches a region: exactly one of `availableAt` and `availableAfterHours`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Availability {
+    /// Region name, e.g. `eastus`; once per release.
+    pub region: String,
+    /// An absolute time (RFC 3339, e.g. `2026-03-01T00:00:00Z`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_at: Option<String>,
+    /// Hours after `flotilla up` first started the fleet (negative: before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_after_hours: Option<i64>,
 }
 
 /// One node pool of a simulated member.

@@ -266,6 +266,8 @@ mod tests {
             ],
             properties: Default::default(),
             maintenance_windows: vec![],
+            stopped: false,
+            upgrade: None,
         }
     }
 

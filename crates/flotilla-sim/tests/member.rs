@@ -38,6 +38,8 @@ fn spec() -> MemberSpec {
         }],
         properties: BTreeMap::new(),
         maintenance_windows: vec![],
+        stopped: false,
+        upgrade: None,
     }
 }
 

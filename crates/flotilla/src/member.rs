@@ -82,6 +82,7 @@ pub async fn run(args: MemberArgs) -> Result<()> {
         clock: Arc::new(flotilla_apiserver::SystemClock),
         prices: Arc::new(CatalogPrices),
         overrides: Default::default(),
+        provider: None,
     };
     tokio::select! {
         () = agent.run() => bail!("the hub closed the agent's watch"),

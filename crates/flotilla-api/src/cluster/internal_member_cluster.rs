@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::member_cluster::{AgentStatus, PropertyValue, ResourceUsage};
+use super::versions::ClusterVersions;
 
 /// Desired state of an InternalMemberCluster, written by the hub.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -69,4 +70,8 @@ pub struct InternalMemberClusterStatus {
     /// Status of each agent of the member cluster (joined, healthy, last heartbeat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_status: Option<Vec<AgentStatus>>,
+    /// What the member runs (control plane version, node pool images), when the agent has a
+    /// provider that can tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<ClusterVersions>,
 }

@@ -9,6 +9,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::CustomResource;
 use schemars::JsonSchema;
+
+use super::versions::ClusterVersions;
 use serde::{Deserialize, Serialize};
 
 /// Prefix of each member's namespace on the hub: `fleet-member-<name>`.
@@ -65,6 +67,11 @@ pub const MAX_MEMBER_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
         json_path = ".status.resourceUsage.available.memory"
     ),
     printcolumn(
+        name = "Kubernetes-Version",
+        type_ = "string",
+        json_path = ".status.versions.kubernetesVersion"
+    ),
+    printcolumn(
         name = "Allocatable-CPU",
         type_ = "string",
         json_path = ".status.resourceUsage.allocatable.cpu",
@@ -74,6 +81,12 @@ pub const MAX_MEMBER_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
         name = "Allocatable-Memory",
         type_ = "string",
         json_path = ".status.resourceUsage.allocatable.memory",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Node-Images",
+        type_ = "string",
+        json_path = ".status.versions.nodePools[*].image",
         priority = 1
     )
 )]
@@ -164,6 +177,11 @@ pub struct MemberClusterStatus {
     /// Status reported by each agent running in the member cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_status: Option<Vec<AgentStatus>>,
+
+    /// What the member runs: its control plane's Kubernetes version and each node pool's
+    /// node image, as its member agent reports them. Flotilla's own field (KubeFleet has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<ClusterVersions>,
 }
 
 /// The observed value of one cluster property.

@@ -4,11 +4,13 @@ pub mod eligibility;
 pub mod internal_member_cluster;
 pub mod member_cluster;
 pub mod properties;
+pub mod versions;
 
 pub use internal_member_cluster::{
     ClusterState, InternalMemberCluster, InternalMemberClusterSpec, InternalMemberClusterStatus,
 };
 pub use member_cluster::{MemberCluster, MemberClusterSpec, MemberClusterStatus};
+pub use versions::{ClusterVersions, NodePoolVersion, UpgradeDurations};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;

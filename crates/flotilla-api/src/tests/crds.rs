@@ -225,8 +225,10 @@ fn fleet_short_names_and_printer_columns_follow_kubefleet() {
             ("Node-Count", 0),
             ("Available-CPU", 0),
             ("Available-Memory", 0),
+            ("Kubernetes-Version", 0),
             ("Allocatable-CPU", 1),
             ("Allocatable-Memory", 1),
+            ("Node-Images", 1),
         ],
     );
     expect(

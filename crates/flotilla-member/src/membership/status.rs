@@ -33,6 +33,7 @@ pub fn member_status(
         resource_usage: reported.and_then(|r| r.resource_usage.clone()),
         namespaces: previous.namespaces,
         agent_status: reported.and_then(|r| r.agent_status.clone()),
+        versions: reported.and_then(|r| r.versions.clone()),
     };
     let mut set = |type_: &str, status_: &str, reason: &str, message: String| {
         set_condition(

@@ -118,6 +118,8 @@ impl Placement {
             node_pools,
             properties: BTreeMap::new(),
             maintenance_windows: Vec::new(),
+            stopped: false,
+            upgrade: None,
         }
     }
 }
@@ -281,7 +283,10 @@ impl Fleet {
             8,
             "+01:00",
         )];
-        Fleet { members }
+        Fleet {
+            members,
+            catalog: None,
+        }
     }
 
     /// `n` generated members, for `flotilla up --members N`. Always this pattern, whatever
@@ -326,6 +331,9 @@ impl Fleet {
                 )
             })
             .collect();
-        Fleet { members }
+        Fleet {
+            members,
+            catalog: None,
+        }
     }
 }

@@ -77,19 +77,20 @@ impl fmt::Display for MemberRef {
     }
 }
 
-/// One broken rule of one member.
+/// One broken rule of one member, or of the catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    /// The member at fault.
-    pub member: MemberRef,
-    /// The field path inside the member, as written in the file: `nodePools[0].instanceType`.
+    /// The member at fault; none for a rule of the top-level `catalog`.
+    pub member: Option<MemberRef>,
+    /// The field path inside the member, as written in the file: `nodePools[0].instanceType`;
+    /// for the catalog, the path from the top: `catalog.nodeImages[1].version`.
     pub field: String,
     /// What is wrong and what would be right.
     pub message: String,
 }
 
 /// `member "west-2" (members[3]): nodePools[0].count: …`, or, for a member without a usable
-/// name, the full path: `members[1].name: …`.
+/// name or the catalog, the full path: `members[1].name: …`, `catalog.nodeImages[0].family: …`.
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Violation {
@@ -97,9 +98,10 @@ impl fmt::Display for Violation {
             field,
             message,
         } = self;
-        match member.name {
-            Some(_) => write!(f, "{member}: {field}: {message}"),
-            None => write!(f, "{member}.{field}: {message}"),
+        match member {
+            Some(member) if member.name.is_some() => write!(f, "{member}: {field}: {message}"),
+            Some(member) => write!(f, "{member}.{field}: {message}"),
+            None => write!(f, "{field}: {message}"),
         }
     }
 }

@@ -9,8 +9,8 @@ use flotilla_apiserver::object::qualified_name_error;
 use jiff::civil::Date;
 
 use super::{
-    Fleet, FleetError, MaintenanceWindow, MemberRef, MemberSpec, NodePoolSpec, REGION_LABEL_KEYS,
-    Schedule, Violation,
+    Availability, Fleet, FleetError, MaintenanceWindow, MemberRef, MemberSpec, NodePoolSpec,
+    REGION_LABEL_KEYS, ReleaseCatalog, Schedule, UpgradeBehaviour, Violation,
 };
 use crate::catalog;
 use flotilla_api::cluster::member_cluster::MAX_MEMBER_NAME;
@@ -40,6 +40,12 @@ const DAYS_OF_WEEK: [&str; 7] = [
 /// `weekIndex` values.
 const WEEK_INDEXES: [&str; 5] = ["First", "Second", "Third", "Fourth", "Last"];
 
+/// Longest simulated upgrade step, in minutes (a day).
+const MAX_STEP_MINUTES: u32 = 24 * 60;
+
+/// Furthest a catalog's `availableAfterHours` may reach, either way (ten years).
+const MAX_AVAILABILITY_HOURS: i64 = 10 * 365 * 24;
+
 /// The recurrences of a [`Schedule`], of which exactly one must be set.
 const SCHEDULE_KINDS: &str = "daily, weekly, absoluteMonthly or relativeMonthly";
 
@@ -56,24 +62,37 @@ impl Fleet {
     /// instance type, at most 1000 nodes and a node image version; property names are
     /// qualified names and values Kubernetes quantities; maintenance windows follow AKS's
     /// planned maintenance bounds (one window per configuration name, exactly one recurrence,
-    /// 4 to 24 hours, `HH:mm` start, `±HH:mm` offset, `YYYY-MM-DD` dates).
+    /// 4 to 24 hours, `HH:mm` start, `±HH:mm` offset, `YYYY-MM-DD` dates); `upgrade` step
+    /// durations are 0 to 1440 minutes, `failWith` is not empty and `failAfterSteps` needs
+    /// it. In the `catalog`, Kubernetes versions are `MAJOR.MINOR.PATCH` and unique, node
+    /// image families are letters, digits and `-` (neither first nor last), image versions
+    /// dotted numbers, family and version unique together; each availability names a region
+    /// (a DNS label, once per release) and exactly one of `availableAt` (RFC 3339) and
+    /// `availableAfterHours` (within ten years).
     pub fn validate(&self) -> Result<(), FleetError> {
         let mut violations = Vec::new();
         let mut names = HashMap::new();
         for (index, member) in self.members.iter().enumerate() {
+            let reference = MemberRef::new(index, Some(&member.name));
+            let named = reference.name.is_some();
             let mut check = Check {
-                member: MemberRef::new(index, Some(&member.name)),
+                member: Some(reference),
                 violations: &mut violations,
             };
-            if check.member.name.is_some()
-                && let Some(first) = seen_before(&mut names, &member.name, index)
-            {
+            if named && let Some(first) = seen_before(&mut names, &member.name, index) {
                 check.fail(
                     "name",
                     duplicate(&member.name, &format!("members[{first}]")),
                 );
             }
             check.member(member);
+        }
+        if let Some(catalog) = &self.catalog {
+            Check {
+                member: None,
+                violations: &mut violations,
+            }
+            .catalog(catalog);
         }
         if violations.is_empty() {
             Ok(())
@@ -82,20 +101,31 @@ impl Fleet {
         }
     }
 
-    /// The fleet with every `kubernetesVersion` in canonical form (no leading `v`).
+    /// The fleet with every Kubernetes version (of members and of the catalog) in canonical
+    /// form (no leading `v`).
     pub(super) fn normalized(mut self) -> Fleet {
-        for member in &mut self.members {
-            if let Some(version) = member.kubernetes_version.strip_prefix('v') {
-                member.kubernetes_version = version.to_string();
+        let versions = self
+            .members
+            .iter_mut()
+            .map(|m| &mut m.kubernetes_version)
+            .chain(
+                self.catalog
+                    .iter_mut()
+                    .flat_map(|c| &mut c.kubernetes_versions)
+                    .map(|r| &mut r.version),
+            );
+        for version in versions {
+            if let Some(canonical) = version.strip_prefix('v') {
+                *version = canonical.to_string();
             }
         }
         self
     }
 }
 
-/// Collects the violations of one member.
+/// Collects the violations of one member, or of the catalog.
 struct Check<'a> {
-    member: MemberRef,
+    member: Option<MemberRef>,
     violations: &'a mut Vec<Violation>,
 }
 
@@ -160,6 +190,109 @@ impl Check<'_> {
                 &mut windows,
             );
             self.window(&format!("maintenanceWindows[{index}]"), window);
+        }
+        if let Some(upgrade) = &member.upgrade {
+            self.upgrade(upgrade);
+        }
+    }
+
+    /// The `upgrade` behaviour of a member.
+    fn upgrade(&mut self, upgrade: &UpgradeBehaviour) {
+        for (field, minutes) in [
+            ("upgrade.controlPlaneMinutes", upgrade.control_plane_minutes),
+            ("upgrade.nodeMinutes", upgrade.node_minutes),
+        ] {
+            if let Some(minutes) = minutes {
+                self.check(field, in_range(minutes, 0, MAX_STEP_MINUTES));
+            }
+        }
+        if let Some(message) = &upgrade.fail_with {
+            self.check("upgrade.failWith", required(message.trim()));
+        }
+        if upgrade.fail_after_steps.is_some() && upgrade.fail_with.is_none() {
+            self.fail(
+                "upgrade.failAfterSteps",
+                "Forbidden: only with upgrade.failWith (the message the failing steps give)",
+            );
+        }
+    }
+
+    /// Every rule of the release catalog.
+    fn catalog(&mut self, catalog: &ReleaseCatalog) {
+        let mut versions = HashMap::new();
+        for (index, release) in catalog.kubernetes_versions.iter().enumerate() {
+            let path = format!("catalog.kubernetesVersions[{index}]");
+            let field = format!("{path}.version");
+            match kubernetes_version_problem(&release.version) {
+                Some(problem) => self.fail(field, problem),
+                None => {
+                    let canonical = release.version.trim_start_matches('v');
+                    if let Some(first) = seen_before(&mut versions, canonical, index) {
+                        let first = format!("catalog.kubernetesVersions[{first}]");
+                        self.fail(field, duplicate(&release.version, &first));
+                    }
+                }
+            }
+            self.availability(&path, &release.availability);
+        }
+        let mut images = HashMap::new();
+        for (index, release) in catalog.node_images.iter().enumerate() {
+            let path = format!("catalog.nodeImages[{index}]");
+            let family = image_family_problem(&release.family);
+            let version = image_version_problem(&release.version);
+            let valid = family.is_none() && version.is_none();
+            self.check(format!("{path}.family"), family);
+            self.check(format!("{path}.version"), version);
+            let image = format!("{}-{}", release.family, release.version);
+            if valid && let Some(first) = seen_before_owned(&mut images, &image, index) {
+                let first = format!("catalog.nodeImages[{first}]");
+                self.fail(path.clone(), duplicate(&image, &first));
+            }
+            self.availability(&path, &release.availability);
+        }
+    }
+
+    /// The `availability` list of the release at `path`.
+    fn availability(&mut self, path: &str, availability: &[Availability]) {
+        let mut regions = HashMap::new();
+        for (index, entry) in availability.iter().enumerate() {
+            let path = format!("{path}.availability[{index}]");
+            match dns_label_problem(&entry.region) {
+                Some(problem) => self.fail(format!("{path}.region"), problem),
+                None => {
+                    if let Some(first) = seen_before(&mut regions, &entry.region, index) {
+                        let first = format!("availability[{first}]");
+                        self.fail(format!("{path}.region"), duplicate(&entry.region, &first));
+                    }
+                }
+            }
+            match (&entry.available_at, entry.available_after_hours) {
+                (Some(_), Some(_)) => self.fail(
+                    path,
+                    "Forbidden: exactly one of availableAt and availableAfterHours may be set",
+                ),
+                (None, None) => self.fail(
+                    path,
+                    "Required value: exactly one of availableAt and availableAfterHours must be set",
+                ),
+                (Some(at), None) => self.check(
+                    format!("{path}.availableAt"),
+                    at.parse::<jiff::Timestamp>().err().map(|_| {
+                        format!(
+                            "{at:?} is not a time: must be RFC 3339, e.g. 2026-03-01T00:00:00Z"
+                        )
+                    }),
+                ),
+                (None, Some(hours)) => self.check(
+                    format!("{path}.availableAfterHours"),
+                    (hours.abs() > MAX_AVAILABILITY_HOURS).then(|| {
+                        format!(
+                            "Invalid value: {hours}: must be between -{MAX_AVAILABILITY_HOURS} \
+                             and {MAX_AVAILABILITY_HOURS} (ten years), inclusive"
+                        )
+                    }),
+                ),
+            }
         }
     }
 
@@ -319,6 +452,41 @@ fn seen_before<'a>(
 ) -> Option<usize> {
     let first = *seen.entry(name).or_insert(index);
     (first != index).then_some(first)
+}
+
+/// [`seen_before`] for names built on the fly.
+fn seen_before_owned(seen: &mut HashMap<String, usize>, name: &str, index: usize) -> Option<usize> {
+    let first = *seen.entry(name.to_string()).or_insert(index);
+    (first != index).then_some(first)
+}
+
+/// A node image family: letters, digits and `-`, not first or last
+/// (`AKSUbuntu-2204gen2containerd`).
+fn image_family_problem(family: &str) -> Option<String> {
+    let valid = edged(
+        family,
+        |b| b.is_ascii_alphanumeric(),
+        |b| b.is_ascii_alphanumeric() || b == b'-',
+    );
+    (!valid).then(|| {
+        format!(
+            "{family:?} is not an image family: must consist of letters, digits and '-', \
+             starting and ending with a letter or digit, e.g. AKSUbuntu-2204gen2containerd"
+        )
+    })
+}
+
+/// A node image version: dotted decimal numbers (`202511.02.0`).
+fn image_version_problem(version: &str) -> Option<String> {
+    let valid = version.split('.').all(|part| {
+        !part.is_empty() && part.len() <= 9 && part.bytes().all(|b| b.is_ascii_digit())
+    });
+    (!valid).then(|| {
+        format!(
+            "{version:?} is not an image version: must be numbers separated by dots, \
+             e.g. 202511.02.0"
+        )
+    })
 }
 
 fn duplicate(name: &str, first: &str) -> String {

@@ -1,7 +1,9 @@
 //! Table tests of every rule, and properties of the small format checks.
 
 use super::*;
-use crate::fleet::{AbsoluteMonthlySchedule, DailySchedule, DateSpan, RelativeMonthlySchedule};
+use crate::fleet::{
+    AbsoluteMonthlySchedule, DailySchedule, DateSpan, RelativeMonthlySchedule, UpgradeBehaviour,
+};
 
 /// A member that breaks no rule; each case below changes one thing.
 const VALID: &str = r#"
@@ -33,6 +35,7 @@ fn violations(change: impl FnOnce(&mut MemberSpec)) -> Vec<String> {
     change(&mut member);
     match (Fleet {
         members: vec![member],
+        catalog: None,
     })
     .validate()
     {
@@ -409,6 +412,42 @@ const CASES: &[Case] = &[
             "maintenanceWindows[0].notAllowedDates[0].end: \"2025-13-01\" is not a date",
         ],
     ),
+    (
+        |m| {
+            m.stopped = true;
+            m.upgrade = Some(UpgradeBehaviour {
+                control_plane_minutes: Some(0),
+                node_minutes: Some(1440),
+                fail_with: Some("quota exceeded".into()),
+                fail_after_steps: Some(3),
+            })
+        },
+        &[],
+    ),
+    (
+        |m| {
+            m.upgrade = Some(UpgradeBehaviour {
+                control_plane_minutes: Some(1441),
+                node_minutes: Some(5000),
+                fail_with: Some(" ".into()),
+                fail_after_steps: None,
+            })
+        },
+        &[
+            "upgrade.controlPlaneMinutes: Invalid value: 1441: must be less than or equal to 1440",
+            "upgrade.nodeMinutes: Invalid value: 5000: must be less than or equal to 1440",
+            "upgrade.failWith: Required value",
+        ],
+    ),
+    (
+        |m| {
+            m.upgrade = Some(UpgradeBehaviour {
+                fail_after_steps: Some(2),
+                ..UpgradeBehaviour::default()
+            })
+        },
+        &["upgrade.failAfterSteps: Forbidden: only with upgrade.failWith"],
+    ),
 ];
 
 #[test]
@@ -429,6 +468,7 @@ fn each_rule_reports_its_field() {
 fn every_violation_is_listed_in_file_order() {
     let mut fleet = Fleet {
         members: vec![valid_member(), valid_member(), valid_member()],
+        catalog: None,
     };
     fleet.members[0].region = "East US".into();
     fleet.members[0].node_pools[0].count = 5000;
@@ -456,6 +496,7 @@ fn every_violation_is_listed_in_file_order() {
 fn duplicate_members_are_reported_once_each() {
     let mut fleet = Fleet {
         members: vec![valid_member(), valid_member(), valid_member()],
+        catalog: None,
     };
     fleet.members[0].node_pools[0].instance_type = "Standard_Z1s_v5".into();
     fleet.members[1].name = "east-1".into();
@@ -472,9 +513,88 @@ fn duplicate_members_are_reported_once_each() {
     );
 }
 
+/// A catalog that breaks no rule.
+const VALID_CATALOG: &str = r#"
+kubernetesVersions:
+- version: 1.31.2
+  availability: [{region: eastus, availableAfterHours: -48}, {region: westus, availableAt: "2026-03-01T00:00:00Z"}]
+- {version: v1.33.0, preview: true, longTermSupport: true, availability: []}
+nodeImages:
+- family: AKSUbuntu-2204gen2containerd
+  version: 202511.02.0
+  availability: [{region: eastus, availableAfterHours: 24}]
+"#;
+
+/// Each catalog violation, as displayed, after `change` to the valid catalog.
+fn catalog_violations(change: impl FnOnce(&mut ReleaseCatalog)) -> Vec<String> {
+    let mut catalog: ReleaseCatalog = serde_saphyr::from_str(VALID_CATALOG).unwrap();
+    change(&mut catalog);
+    match (Fleet {
+        members: vec![],
+        catalog: Some(catalog),
+    })
+    .validate()
+    {
+        Ok(()) => Vec::new(),
+        Err(FleetError::Invalid(found)) => found.iter().map(Violation::to_string).collect(),
+        Err(other) => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn catalog_rules_name_the_field_from_the_top() {
+    assert_eq!(catalog_violations(|_| {}), Vec::<String>::new());
+    assert_eq!(
+        catalog_violations(|c| {
+            c.kubernetes_versions[1].version = "1.31.2".into();
+            c.kubernetes_versions[0].availability[1].region = "eastus".into();
+            c.kubernetes_versions[0].availability[0].available_at = Some("2026-03-01".into());
+        }),
+        [
+            "catalog.kubernetesVersions[0].availability[0]: Forbidden: exactly one of availableAt and availableAfterHours may be set",
+            "catalog.kubernetesVersions[0].availability[1].region: Duplicate value: \"eastus\" (same as availability[0])",
+            "catalog.kubernetesVersions[1].version: Duplicate value: \"1.31.2\" (same as catalog.kubernetesVersions[0])",
+        ]
+    );
+    assert_eq!(
+        catalog_violations(|c| {
+            c.kubernetes_versions[0].version = "1.31".into();
+            c.kubernetes_versions[0].availability[1].available_at = Some("tomorrow".into());
+            let image = &mut c.node_images[0];
+            image.availability[0].available_after_hours = None;
+            image.family = "-ubuntu".into();
+            image.version = "2025.x".into();
+        }),
+        [
+            "catalog.kubernetesVersions[0].version: \"1.31\" is not a Kubernetes version: must be MAJOR.MINOR.PATCH, e.g. 1.30.3 (a leading 'v' is allowed)",
+            "catalog.kubernetesVersions[0].availability[1].availableAt: \"tomorrow\" is not a time: must be RFC 3339, e.g. 2026-03-01T00:00:00Z",
+            "catalog.nodeImages[0].family: \"-ubuntu\" is not an image family: must consist of letters, digits and '-', starting and ending with a letter or digit, e.g. AKSUbuntu-2204gen2containerd",
+            "catalog.nodeImages[0].version: \"2025.x\" is not an image version: must be numbers separated by dots, e.g. 202511.02.0",
+            "catalog.nodeImages[0].availability[0]: Required value: exactly one of availableAt and availableAfterHours must be set",
+        ]
+    );
+    assert_eq!(
+        catalog_violations(|c| {
+            c.node_images.push(c.node_images[0].clone());
+            c.node_images[0].availability[0].available_after_hours = Some(100_000);
+        }),
+        [
+            "catalog.nodeImages[0].availability[0].availableAfterHours: Invalid value: 100000: must be between -87600 and 87600 (ten years), inclusive",
+            "catalog.nodeImages[1]: Duplicate value: \"AKSUbuntu-2204gen2containerd-202511.02.0\" (same as catalog.nodeImages[0])",
+        ]
+    );
+}
+
 #[test]
 fn an_empty_fleet_is_valid() {
-    assert_eq!(Fleet { members: vec![] }.validate(), Ok(()));
+    assert_eq!(
+        Fleet {
+            members: vec![],
+            catalog: None
+        }
+        .validate(),
+        Ok(())
+    );
 }
 
 #[test]
