@@ -76,7 +76,9 @@ pub fn readiness(target: &RunTarget, member: &MemberFacts, now: Timestamp) -> Re
                             "Kubernetes version {version} is not available in region {}",
                             member.region
                         ),
-                        until: target.catalog.kubernetes_available_at(version, member.region),
+                        until: target
+                            .catalog
+                            .kubernetes_available_at(version, member.region),
                     };
                 }
                 order.kubernetes_version = Some(version.to_string());
@@ -93,7 +95,9 @@ pub fn readiness(target: &RunTarget, member: &MemberFacts, now: Timestamp) -> Re
             };
             let want = match target.selection {
                 NodeImageSelectionType::Latest => {
-                    target.catalog.latest_image(&have.family, member.region, now)
+                    target
+                        .catalog
+                        .latest_image(&have.family, member.region, now)
                 }
                 NodeImageSelectionType::Consistent => match target.images.get(&have.family) {
                     Some(Some(image)) => Some(image.clone()),
@@ -104,7 +108,9 @@ pub fn readiness(target: &RunTarget, member: &MemberFacts, now: Timestamp) -> Re
                         ));
                     }
                 },
-                NodeImageSelectionType::Custom => target.images.get(&have.family).cloned().flatten(),
+                NodeImageSelectionType::Custom => {
+                    target.images.get(&have.family).cloned().flatten()
+                }
             };
             match want {
                 Some(want) if want > have => {

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use flotilla_api::cluster::versions::{ClusterVersions, NodePoolVersion};
-use flotilla_api::updates::catalog::{KubernetesVersionSpec, NodeImageVersionSpec, RegionAvailability};
+use flotilla_api::updates::catalog::{
+    KubernetesVersionSpec, NodeImageVersionSpec, RegionAvailability,
+};
 use flotilla_api::updates::update_run::{NodeImageSelectionType, UpgradeType};
 use flotilla_updates::release::{Catalog, KubeVersion, KubernetesTarget, NodeImage};
 use flotilla_updates::run::{Readiness, UpgradeOrder};
@@ -29,14 +31,17 @@ fn availability(regions: &[(&str, &str)]) -> Vec<RegionAvailability> {
 }
 
 fn kubernetes() -> Vec<KubernetesVersionSpec> {
-    [("1.30.6", "2026-01-01T00:00:00Z"), ("1.31.2", "2026-11-01T00:00:00Z")]
-        .iter()
-        .map(|(version, when)| KubernetesVersionSpec {
-            version: version.to_string(),
-            availability: availability(&[("eastus", when), ("westus", "2026-11-25T00:00:00Z")]),
-            ..Default::default()
-        })
-        .collect()
+    [
+        ("1.30.6", "2026-01-01T00:00:00Z"),
+        ("1.31.2", "2026-11-01T00:00:00Z"),
+    ]
+    .iter()
+    .map(|(version, when)| KubernetesVersionSpec {
+        version: version.to_string(),
+        availability: availability(&[("eastus", when), ("westus", "2026-11-25T00:00:00Z")]),
+        ..Default::default()
+    })
+    .collect()
 }
 
 fn images() -> Vec<NodeImageVersionSpec> {
@@ -44,12 +49,18 @@ fn images() -> Vec<NodeImageVersionSpec> {
         NodeImageVersionSpec {
             family: UBUNTU.into(),
             version: "202510.13.0".into(),
-            availability: availability(&[("eastus", "2026-10-13T00:00:00Z"), ("westus", "2026-10-14T00:00:00Z")]),
+            availability: availability(&[
+                ("eastus", "2026-10-13T00:00:00Z"),
+                ("westus", "2026-10-14T00:00:00Z"),
+            ]),
         },
         NodeImageVersionSpec {
             family: UBUNTU.into(),
             version: "202511.02.0".into(),
-            availability: availability(&[("eastus", "2026-11-02T00:00:00Z"), ("westus", "2026-11-30T00:00:00Z")]),
+            availability: availability(&[
+                ("eastus", "2026-11-02T00:00:00Z"),
+                ("westus", "2026-11-30T00:00:00Z"),
+            ]),
         },
     ]
 }
@@ -99,7 +110,14 @@ fn decide(
 
 #[test]
 fn a_full_run_upgrades_the_control_plane_and_the_newest_image_of_the_region() {
-    let got = decide(UpgradeType::Full, Some("1.31.2"), NodeImageSelectionType::Latest, BTreeMap::new(), "eastus", &member("1.30.6", "202510.13.0"));
+    let got = decide(
+        UpgradeType::Full,
+        Some("1.31.2"),
+        NodeImageSelectionType::Latest,
+        BTreeMap::new(),
+        "eastus",
+        &member("1.30.6", "202510.13.0"),
+    );
     assert_eq!(
         got,
         Readiness::Upgrade(UpgradeOrder {
@@ -111,7 +129,14 @@ fn a_full_run_upgrades_the_control_plane_and_the_newest_image_of_the_region() {
 
 #[test]
 fn a_version_not_yet_in_the_region_makes_the_member_wait_until_it_arrives() {
-    let got = decide(UpgradeType::Full, Some("1.31.2"), NodeImageSelectionType::Latest, BTreeMap::new(), "westus", &member("1.30.6", "202510.13.0"));
+    let got = decide(
+        UpgradeType::Full,
+        Some("1.31.2"),
+        NodeImageSelectionType::Latest,
+        BTreeMap::new(),
+        "westus",
+        &member("1.30.6", "202510.13.0"),
+    );
     assert_eq!(
         got,
         Readiness::NotYet {
@@ -120,13 +145,25 @@ fn a_version_not_yet_in_the_region_makes_the_member_wait_until_it_arrives() {
             until: Some(at("2026-11-25T00:00:00Z")),
         }
     );
-    let chosen = BTreeMap::from([(UBUNTU.to_string(), Some(NodeImage::parse(&format!("{UBUNTU}-202511.02.0")).unwrap()))]);
-    let got = decide(UpgradeType::NodeImageOnly, None, NodeImageSelectionType::Custom, chosen, "westus", &member("1.30.6", "202510.13.0"));
+    let chosen = BTreeMap::from([(
+        UBUNTU.to_string(),
+        Some(NodeImage::parse(&format!("{UBUNTU}-202511.02.0")).unwrap()),
+    )]);
+    let got = decide(
+        UpgradeType::NodeImageOnly,
+        None,
+        NodeImageSelectionType::Custom,
+        chosen,
+        "westus",
+        &member("1.30.6", "202510.13.0"),
+    );
     assert_eq!(
         got,
         Readiness::NotYet {
             code: "NodeImageVersionNotAvailable".into(),
-            message: format!("node image version {UBUNTU}-202511.02.0 is not available in region westus"),
+            message: format!(
+                "node image version {UBUNTU}-202511.02.0 is not available in region westus"
+            ),
             until: Some(at("2026-11-30T00:00:00Z")),
         }
     );
@@ -134,9 +171,23 @@ fn a_version_not_yet_in_the_region_makes_the_member_wait_until_it_arrives() {
 
 #[test]
 fn members_at_target_are_skipped_with_the_reason() {
-    let got = decide(UpgradeType::ControlPlaneOnly, Some("1.31.2"), NodeImageSelectionType::Latest, BTreeMap::new(), "eastus", &member("1.31.2", "202510.13.0"));
+    let got = decide(
+        UpgradeType::ControlPlaneOnly,
+        Some("1.31.2"),
+        NodeImageSelectionType::Latest,
+        BTreeMap::new(),
+        "eastus",
+        &member("1.31.2", "202510.13.0"),
+    );
     assert_eq!(got, Readiness::AtTarget("already at 1.31.2".into()));
-    let got = decide(UpgradeType::NodeImageOnly, None, NodeImageSelectionType::Latest, BTreeMap::new(), "westus", &member("1.30.6", "202510.13.0"));
+    let got = decide(
+        UpgradeType::NodeImageOnly,
+        None,
+        NodeImageSelectionType::Latest,
+        BTreeMap::new(),
+        "westus",
+        &member("1.30.6", "202510.13.0"),
+    );
     assert_eq!(
         got,
         Readiness::AtTarget(format!(
@@ -147,12 +198,33 @@ fn members_at_target_are_skipped_with_the_reason() {
 
 #[test]
 fn two_minors_behind_is_skipped_and_consistent_without_a_common_image_skips_the_member() {
-    let got = decide(UpgradeType::Full, Some("1.31.2"), NodeImageSelectionType::Latest, BTreeMap::new(), "eastus", &member("1.29.4", "202510.13.0"));
-    assert_eq!(got, Readiness::Skip("1.29.4 is more than one minor behind 1.31.x; align it with a manual run first".into()));
-    let none = BTreeMap::from([(UBUNTU.to_string(), None)]);
-    let got = decide(UpgradeType::NodeImageOnly, None, NodeImageSelectionType::Consistent, none, "eastus", &member("1.30.6", "202510.13.0"));
+    let got = decide(
+        UpgradeType::Full,
+        Some("1.31.2"),
+        NodeImageSelectionType::Latest,
+        BTreeMap::new(),
+        "eastus",
+        &member("1.29.4", "202510.13.0"),
+    );
     assert_eq!(
         got,
-        Readiness::Skip(format!("no version of node image family {UBUNTU} is available in every region of the run (pool system)"))
+        Readiness::Skip(
+            "1.29.4 is more than one minor behind 1.31.x; align it with a manual run first".into()
+        )
+    );
+    let none = BTreeMap::from([(UBUNTU.to_string(), None)]);
+    let got = decide(
+        UpgradeType::NodeImageOnly,
+        None,
+        NodeImageSelectionType::Consistent,
+        none,
+        "eastus",
+        &member("1.30.6", "202510.13.0"),
+    );
+    assert_eq!(
+        got,
+        Readiness::Skip(format!(
+            "no version of node image family {UBUNTU} is available in every region of the run (pool system)"
+        ))
     );
 }

@@ -54,9 +54,20 @@ pub(crate) struct Context {
 
 /// A cached watch of every object of kind `K`: the store, and the stream of changes that
 /// keeps it current (to be driven by the controller).
-fn cached<K>(client: &Client) -> (Store<K>, impl Stream<Item = Result<K, watcher::Error>> + Send)
+fn cached<K>(
+    client: &Client,
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>,
+)
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
 {
     let (store, writer) = reflector::store();
     let events = reflector(
@@ -77,7 +88,10 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (images, image_events) = cached::<NodeImageVersion>(&client);
     let (upgrades, upgrade_events) = cached::<MemberUpgrade>(&client);
     let (gates, gate_events) = cached::<Gate>(&client);
-    let controller = Controller::new(Api::<UpdateRun>::all(client.clone()), watcher::Config::default());
+    let controller = Controller::new(
+        Api::<UpdateRun>::all(client.clone()),
+        watcher::Config::default(),
+    );
     let runs = controller.store();
     let ctx = Arc::new(Context {
         client: client.clone(),
@@ -119,11 +133,17 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
 
 /// A mapper from any change of the fleet (members, windows, catalog, strategies) to every run
 /// that has not finished.
-fn active_runs<K>(runs: Store<UpdateRun>) -> impl Fn(K) -> Vec<ObjectRef<UpdateRun>> + Send + Sync + 'static {
+fn active_runs<K>(
+    runs: Store<UpdateRun>,
+) -> impl Fn(K) -> Vec<ObjectRef<UpdateRun>> + Send + Sync + 'static {
     move |_| {
         runs.state()
             .iter()
-            .filter(|run| !run.status.as_ref().is_some_and(|s| s.progress.state.is_final()))
+            .filter(|run| {
+                !run.status
+                    .as_ref()
+                    .is_some_and(|s| s.progress.state.is_final())
+            })
             .map(|run| ObjectRef::from_obj(&**run))
             .collect()
     }

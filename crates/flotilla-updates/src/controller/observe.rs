@@ -79,10 +79,7 @@ impl Members {
 
 /// A member's region label (empty when unset: no release is available there).
 fn region(member: &MemberCluster) -> &str {
-    member
-        .labels()
-        .get(REGION_LABEL)
-        .map_or("", String::as_str)
+    member.labels().get(REGION_LABEL).map_or("", String::as_str)
 }
 
 /// The versions a member's agent reported.
@@ -118,7 +115,10 @@ pub(crate) fn windows(
         .iter()
         .filter(|c| c.name_any() == name)
         .filter_map(|c| {
-            let member = c.namespace()?.strip_prefix(MEMBER_NAMESPACE_PREFIX)?.to_string();
+            let member = c
+                .namespace()?
+                .strip_prefix(MEMBER_NAMESPACE_PREFIX)?
+                .to_string();
             let window = Window::parse(&c.spec.maintenance_window).ok()?;
             Some((member, window))
         })
@@ -151,7 +151,10 @@ pub(crate) fn upgrades(ctx: &Context, run: &str) -> HashMap<(String, String), Up
         .iter()
         .filter(|u| u.labels().get(UPGRADE_RUN_LABEL).is_some_and(|r| r == run))
         .filter_map(|u| {
-            let member = u.namespace()?.strip_prefix(MEMBER_NAMESPACE_PREFIX)?.to_string();
+            let member = u
+                .namespace()?
+                .strip_prefix(MEMBER_NAMESPACE_PREFIX)?
+                .to_string();
             let status = u.status.clone().unwrap_or_default();
             Some((
                 (member, u.name_any()),

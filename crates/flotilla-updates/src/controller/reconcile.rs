@@ -32,7 +32,10 @@ use crate::window::next_scheduled_start;
 pub const INVALID_STRATEGY: &str = "InvalidStrategy";
 
 /// Plans, advances and records one run.
-pub(crate) async fn reconcile(run: Arc<UpdateRun>, ctx: Arc<Context>) -> Result<Requeue, ControllerError> {
+pub(crate) async fn reconcile(
+    run: Arc<UpdateRun>,
+    ctx: Arc<Context>,
+) -> Result<Requeue, ControllerError> {
     if run.metadata.deletion_timestamp.is_some() {
         return Ok(Requeue::await_change());
     }
@@ -59,12 +62,15 @@ pub(crate) async fn reconcile(run: Arc<UpdateRun>, ctx: Arc<Context>) -> Result<
         }
         if selection == NodeImageSelectionType::Consistent {
             let usage = members.image_usage(&status);
-            let chosen = catalog.consistent_images(usage.iter().map(|(r, f)| (r.as_str(), f.as_str())), now);
+            let chosen =
+                catalog.consistent_images(usage.iter().map(|(r, f)| (r.as_str(), f.as_str())), now);
             status.node_image_selection = Some(SelectedNodeImages {
                 selected_node_image_versions: chosen
                     .values()
                     .flatten()
-                    .map(|image| NodeImageVersionRef { version: image.to_string() })
+                    .map(|image| NodeImageVersionRef {
+                        version: image.to_string(),
+                    })
                     .collect(),
             });
         }
@@ -76,27 +82,29 @@ pub(crate) async fn reconcile(run: Arc<UpdateRun>, ctx: Arc<Context>) -> Result<
         images: chosen_images(&run, &status, selection),
         catalog: &catalog,
     };
-    let windows = observe::windows(&ctx, &status, update.upgrade.upgrade_type, now);
-    let upgrades = observe::upgrades(&ctx, &name);
-    let gates = observe::gates(&ctx, &name);
-    let ready = |member: &str| match members.facts(member) {
-        Some(facts) => readiness(&target, &facts, now),
-        None => crate::run::Readiness::Skip("the member has left the fleet".to_string()),
+    let outcome = {
+        let windows = observe::windows(&ctx, &status, update.upgrade.upgrade_type, now);
+        let upgrades = observe::upgrades(&ctx, &name);
+        let gates = observe::gates(&ctx, &name);
+        let ready = |member: &str| match members.facts(member) {
+            Some(facts) => readiness(&target, &facts, now),
+            None => crate::run::Readiness::Skip("the member has left the fleet".to_string()),
+        };
+        let scheduled = |config: &_| next_scheduled_start(config, now).ok();
+        let obs = Observed {
+            now,
+            run: &name,
+            action: run.spec.state.unwrap_or_default(),
+            attempt: run.spec.attempt.unwrap_or(0),
+            skip: &run.spec.skip,
+            windows: &windows,
+            upgrades: &upgrades,
+            gates: &gates,
+            readiness: &ready,
+            scheduled_start: &scheduled,
+        };
+        advance(&mut status, &obs)
     };
-    let scheduled = |config: &_| next_scheduled_start(config, now).ok();
-    let obs = Observed {
-        now,
-        run: &name,
-        action: run.spec.state.unwrap_or_default(),
-        attempt: run.spec.attempt.unwrap_or(0),
-        skip: &run.spec.skip,
-        windows: &windows,
-        upgrades: &upgrades,
-        gates: &gates,
-        readiness: &ready,
-        scheduled_start: &scheduled,
-    };
-    let outcome = advance(&mut status, &obs);
     for action in outcome.actions {
         carry_out(&ctx, &run, update.upgrade.upgrade_type, action).await?;
     }
@@ -156,7 +164,11 @@ async fn prepare(
 }
 
 /// The run's Kubernetes target, judged against the support window now.
-fn kubernetes_target(catalog: &Catalog, version: Option<&str>, now: Timestamp) -> Option<KubernetesTarget> {
+fn kubernetes_target(
+    catalog: &Catalog,
+    version: Option<&str>,
+    now: Timestamp,
+) -> Option<KubernetesTarget> {
     let version = KubeVersion::parse(version?).ok()?;
     Some(match catalog.support_window(now) {
         Some(window) => KubernetesTarget::new(version, &window),
@@ -197,7 +209,8 @@ fn chosen_images(
 
 /// The run as owner of what it creates, so deleting it deletes them.
 fn owner(run: &UpdateRun) -> OwnerReference {
-    run.controller_owner_ref(&()).expect("a stored run has a name and uid")
+    run.controller_owner_ref(&())
+        .expect("a stored run has a name and uid")
 }
 
 /// Carries out one action of a pass; objects that already exist are left as they are.
@@ -212,7 +225,11 @@ async fn carry_out(
         ..Default::default()
     };
     let created = match action {
-        Action::CreateUpgrade { member, name, order } => {
+        Action::CreateUpgrade {
+            member,
+            name,
+            order,
+        } => {
             let namespace = format!("{MEMBER_NAMESPACE_PREFIX}{member}");
             let upgrade = MemberUpgrade {
                 metadata: ObjectMeta {
@@ -240,7 +257,11 @@ async fn carry_out(
                 metadata: ObjectMeta {
                     name: Some(name.clone()),
                     labels: Some(
-                        [(flotilla_api::updates::gate::GATE_RUN_LABEL.to_string(), run.name_any())].into(),
+                        [(
+                            flotilla_api::updates::gate::GATE_RUN_LABEL.to_string(),
+                            run.name_any(),
+                        )]
+                        .into(),
                     ),
                     owner_references: Some(vec![owner(run)]),
                     ..Default::default()
@@ -285,7 +306,7 @@ async fn write(
     let mut updated = run.clone();
     updated.status = Some(status);
     let api = Api::<UpdateRun>::all(ctx.client.clone());
-    api.replace_status(&run.name_any(), &PostParams::default(), serde_json::to_vec(&updated)?)
+    api.replace_status(&run.name_any(), &PostParams::default(), &updated)
         .await?;
     Ok(Requeue::await_change())
 }
