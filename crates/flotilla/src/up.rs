@@ -171,6 +171,10 @@ async fn run_hub(
         hub_client.clone(),
         clock.clone(),
     ));
+    let updates = tokio::spawn(flotilla_updates::controller::run(
+        hub_client.clone(),
+        clock.clone(),
+    ));
     let member_apis = MemberApis::default();
     let app = with_member_proxy(hub.router(), server_config, member_apis.clone());
     let listener = TcpListener::bind(listen)
@@ -229,6 +233,7 @@ async fn run_hub(
     };
     membership.abort();
     placement.abort();
+    updates.abort();
     drop(hub);
     result
 }
