@@ -5,7 +5,8 @@
 //! A fleet file is one YAML document, `members:` followed by a list of [`MemberSpec`]s in the
 //! camelCase field names of the types below, and optionally `catalog:`, the releases the
 //! simulated cloud offers ([`ReleaseCatalog`]; without it, `flotilla up` uses the built-in
-//! catalog of [`crate::releases`]). `examples/fleets/fleet.yaml` is a documented example. Everything here is pure: the caller reads the file and passes its text.
+//! catalog of [`crate::releases`]). `examples/fleets/fleet.yaml` is a documented example.
+//! Everything here is pure: the caller reads the file and passes its text.
 //!
 //! The region labels of a member (`topology.kubernetes.io/region`, `fleet.azure.com/location`)
 //! are not stored in the fleet: the caller adds them from `region`.

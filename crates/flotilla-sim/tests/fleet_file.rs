@@ -34,6 +34,25 @@ fn the_example_fleet_file_is_valid() {
         ]
     });
     assert!(kinds.iter().all(|&n| n > 0), "{kinds:?}");
+    // It shows a member's upgrade behaviour and a release catalog with both kinds of time.
+    let upgrade = fleet.members[3].upgrade.clone().unwrap();
+    assert_eq!(
+        (upgrade.control_plane_minutes, upgrade.node_minutes),
+        (Some(15), Some(6))
+    );
+    let catalog = fleet.catalog.as_ref().unwrap();
+    assert_eq!(catalog.kubernetes_versions.len(), 6);
+    assert_eq!(catalog.node_images.len(), 5);
+    let availability = catalog
+        .kubernetes_versions
+        .iter()
+        .flat_map(|v| &v.availability);
+    assert!(availability.clone().any(|a| a.available_at.is_some()));
+    assert!(
+        availability
+            .clone()
+            .any(|a| a.available_after_hours.is_some())
+    );
     // What `flotilla up` would print reads back as the same fleet.
     assert_eq!(Fleet::from_yaml(&fleet.to_yaml()), Ok(fleet));
 }

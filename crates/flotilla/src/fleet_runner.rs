@@ -1,6 +1,8 @@
-//! The simulated fleet of `flotilla up`: for each member of the fleet definition, its
-//! MemberCluster on the hub, its simulated cluster, its API under `/clusters/<name>/` and its
-//! member agent; then progress until every member has joined.
+//! The simulated fleet of `flotilla up`: the release catalog on the hub (KubernetesVersions and
+//! NodeImageVersions, from the fleet file's `catalog:` or the built-in one); for each member
+//! of the fleet definition, its MemberCluster and MaintenanceConfigurations on the hub, its
+//! simulated cluster, its API under `/clusters/<name>/` and its member agent, which upgrades
+//! the member through the simulated provider; then progress until every member has joined.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,11 +11,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::conditions::is_true;
+use flotilla_api::updates::MaintenanceConfiguration;
 use flotilla_apiserver::Clock;
 use flotilla_apiserver::proxy::MemberApis;
 use flotilla_member::Agent;
+use flotilla_member::membership::{ensure_namespace, member_namespace};
 use flotilla_sim::cluster::{SimCluster, SimOptions};
 use flotilla_sim::fleet::{Fleet, MemberSpec, REGION_LABEL_KEYS};
+use flotilla_sim::releases;
+use flotilla_sim::upgrade::{Faults, SimProvider, follow_annotations};
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -60,15 +66,21 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
                 .mode(jiff::RoundMode::Trunc),
         )
         .unwrap_or_else(|_| runtime.clock.now());
+    seed_catalog(&runtime.hub, &fleet, runtime.clock.now()).await?;
     eprintln!("starting {total} simulated member cluster(s)…");
     let kinds = SimCluster::member_kinds();
     let runtime = &runtime;
     let kinds = &kinds;
-    let members: Vec<SimCluster> = futures::stream::iter(fleet.members)
+    let members: Vec<(Arc<SimCluster>, Faults)> = futures::stream::iter(fleet.members)
         .map(|spec| async move { start_member(spec, runtime, kinds).await })
         .buffer_unordered(START_CONCURRENCY)
         .try_collect()
         .await?;
+    let faults = members
+        .iter()
+        .map(|(sim, faults)| (sim.name().to_string(), faults.clone()))
+        .collect();
+    let _faults = tokio::spawn(follow_annotations(runtime.hub.clone(), faults));
     eprintln!(
         "{total} member cluster(s) started in {:.1}s; waiting for their agents to join",
         started.elapsed().as_secs_f64()
@@ -79,12 +91,82 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
     std::future::pending().await
 }
 
+/// Creates the release catalog's KubernetesVersions and NodeImageVersions on the hub, with
+/// relative availability counted from `now`. Releases already there are left as they are, so a
+/// restart keeps the times of the first start.
+async fn seed_catalog(hub: &Client, fleet: &Fleet, now: jiff::Timestamp) -> Result<()> {
+    let catalog = match &fleet.catalog {
+        Some(catalog) => catalog.clone(),
+        None => releases::builtin(fleet.members.iter().map(|m| m.region.as_str())),
+    };
+    let (versions, images) =
+        releases::objects(&catalog, now).context("reading the fleet's release catalog")?;
+    let created = |result: kube::Result<()>, what: String| match result {
+        Ok(()) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("creating {what}")),
+    };
+    let api: Api<flotilla_api::updates::KubernetesVersion> = Api::all(hub.clone());
+    for version in &versions {
+        let result = api.create(&PostParams::default(), version).await.map(drop);
+        created(result, format!("KubernetesVersion {}", version.name_any()))?;
+    }
+    let api: Api<flotilla_api::updates::NodeImageVersion> = Api::all(hub.clone());
+    for image in &images {
+        let result = api.create(&PostParams::default(), image).await.map(drop);
+        created(result, format!("NodeImageVersion {}", image.name_any()))?;
+    }
+    Ok(())
+}
+
+/// Applies the member's maintenance windows as MaintenanceConfigurations in its hub namespace
+/// (created ahead of the membership controller if need be), each named as its window.
+async fn seed_maintenance(hub: &Client, spec: &MemberSpec) -> Result<()> {
+    if spec.maintenance_windows.is_empty() {
+        return Ok(());
+    }
+    let namespace = member_namespace(&spec.name);
+    ensure_namespace(hub, &namespace, &spec.name)
+        .await
+        .with_context(|| format!("creating namespace {namespace}"))?;
+    let api: Api<MaintenanceConfiguration> = Api::namespaced(hub.clone(), &namespace);
+    for window in &spec.maintenance_windows {
+        let mut fields = serde_json::to_value(window)?;
+        if let Some(fields) = fields.as_object_mut() {
+            fields.remove("name");
+        }
+        let desired = json!({
+            "apiVersion": "updates.flotilla.dev/v1beta1",
+            "kind": "MaintenanceConfiguration",
+            "metadata": {"name": window.name, "namespace": namespace},
+            "spec": {"maintenanceWindow": fields},
+        });
+        api.patch(
+            &window.name,
+            &PatchParams::apply(MANAGER).force(),
+            &Patch::Apply(desired),
+        )
+        .await
+        .with_context(|| {
+            format!(
+                "applying MaintenanceConfiguration {} of member {}",
+                window.name, spec.name
+            )
+        })?;
+    }
+    Ok(())
+}
+
 async fn start_member(
     spec: MemberSpec,
     runtime: &FleetRuntime,
     kinds: &Arc<flotilla_apiserver::registry::Registry>,
-) -> Result<SimCluster> {
+) -> Result<(Arc<SimCluster>, Faults)> {
     ensure_member_cluster(&runtime.hub, &spec).await?;
+    // A window the hub refuses must not keep the member from running: say so and go on.
+    if let Err(e) = seed_maintenance(&runtime.hub, &spec).await {
+        eprintln!("warning: {e:#}");
+    }
     let options = SimOptions {
         clock: runtime.clock.clone(),
         readiness_delay: runtime.readiness_delay,
@@ -93,6 +175,8 @@ async fn start_member(
     let sim = SimCluster::start(&spec, options, kinds)
         .await
         .with_context(|| format!("starting simulated member {}", spec.name))?;
+    let sim = Arc::new(sim);
+    let faults = Faults::default();
     runtime.apis.insert(&spec.name, sim.router());
     let agent = Agent {
         name: spec.name.clone(),
@@ -101,9 +185,10 @@ async fn start_member(
         clock: runtime.clock.clone(),
         prices: Arc::new(CatalogPrices),
         overrides: spec.properties.clone(),
+        provider: Some(Arc::new(SimProvider::new(sim.clone(), faults.clone()))),
     };
     tokio::spawn(agent.run());
-    Ok(sim)
+    Ok((sim, faults))
 }
 
 /// The MemberCluster of a simulated member: labels from the fleet definition plus the region

@@ -48,7 +48,8 @@ fn default_fleet_joins_with_columns_and_members_are_reachable() {
             "MEMBER-AGENT-LAST-SEEN",
             "NODE-COUNT",
             "AVAILABLE-CPU",
-            "AVAILABLE-MEMORY"
+            "AVAILABLE-MEMORY",
+            "KUBERNETES-VERSION"
         ]
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
@@ -58,6 +59,7 @@ fn default_fleet_joins_with_columns_and_members_are_reachable() {
         assert_eq!(row[1], "True", "{table}");
         assert!(row[4].parse::<u32>().unwrap() > 0, "{table}");
         assert!(!row[5].is_empty() && !row[6].is_empty(), "{table}");
+        assert!(row[7].starts_with("1.3"), "{table}");
     }
     let wide = hub.kubectl_ok(&["get", "memberclusters", "-o", "wide"]);
     assert!(
@@ -68,6 +70,11 @@ fn default_fleet_joins_with_columns_and_members_are_reachable() {
         wide.lines().next().unwrap().contains("ALLOCATABLE-MEMORY"),
         "{wide}"
     );
+    assert!(
+        wide.lines().next().unwrap().contains("NODE-IMAGES"),
+        "{wide}"
+    );
+    assert!(wide.contains("AKSUbuntu-2204gen2containerd-"), "{wide}");
 
     // Each member has its namespace and reports the reference's property names.
     hub.kubectl_ok(&["get", "namespace", "fleet-member-member-cluster-01"]);

@@ -86,7 +86,7 @@ pub const MAX_MEMBER_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
     printcolumn(
         name = "Node-Images",
         type_ = "string",
-        json_path = ".status.versions.nodePools[*].image",
+        json_path = ".status.versions.nodeImages",
         priority = 1
     )
 )]

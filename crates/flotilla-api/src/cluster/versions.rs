@@ -16,6 +16,10 @@ pub struct ClusterVersions {
     /// The node pools, in the provider's order.
     #[serde(default)]
     pub node_pools: Vec<NodePoolVersion>,
+    /// The distinct images of the node pools, in pool order, comma-separated: the
+    /// `Node-Images` column (a printer column shows only the first of a list's values).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node_images: String,
     /// How long the provider expects upgrade steps to take, for predicting timelines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_durations: Option<UpgradeDurations>,

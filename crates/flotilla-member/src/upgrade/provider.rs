@@ -144,8 +144,15 @@ impl CurrentVersions {
     /// The versions as the agent reports them on the hub (`status.versions`), observed at
     /// `now`, with the provider's expected step durations.
     pub fn report(&self, durations: ExpectedDurations, now: Timestamp) -> ClusterVersions {
+        let mut images: Vec<&str> = Vec::new();
+        for pool in &self.node_pools {
+            if !images.contains(&pool.image.as_str()) {
+                images.push(&pool.image);
+            }
+        }
         ClusterVersions {
             kubernetes_version: self.kubernetes_version.trim_start_matches('v').to_string(),
+            node_images: images.join(","),
             node_pools: self
                 .node_pools
                 .iter()
@@ -193,17 +200,26 @@ mod tests {
     fn the_report_splits_images_and_counts_nodes() {
         let current = CurrentVersions {
             kubernetes_version: "v1.30.6".into(),
-            node_pools: vec![PoolVersions {
-                name: "apps".into(),
-                image: "AKSUbuntu-2204gen2containerd-202510.13.0".into(),
-                nodes: vec![
-                    NodeVersion {
-                        name: "n1".into(),
-                        image: "AKSUbuntu-2204gen2containerd-202510.13.0".into(),
+            node_pools: ["apps", "system", "arm"]
+                .into_iter()
+                .map(|name| {
+                    let image = match name {
+                        "arm" => "AKSUbuntu-2204gen2arm64containerd-202510.13.0",
+                        _ => "AKSUbuntu-2204gen2containerd-202510.13.0",
                     };
-                    3
-                ],
-            }],
+                    PoolVersions {
+                        name: name.into(),
+                        image: image.into(),
+                        nodes: vec![
+                            NodeVersion {
+                                name: "n".into(),
+                                image: image.into(),
+                            };
+                            3
+                        ],
+                    }
+                })
+                .collect(),
         };
         let durations = ExpectedDurations {
             control_plane: Duration::from_secs(600),
@@ -211,6 +227,10 @@ mod tests {
         };
         let report = current.report(durations, "2026-03-01T10:00:00Z".parse().unwrap());
         assert_eq!(report.kubernetes_version, "1.30.6");
+        assert_eq!(
+            report.node_images,
+            "AKSUbuntu-2204gen2containerd-202510.13.0,AKSUbuntu-2204gen2arm64containerd-202510.13.0"
+        );
         let pool = &report.node_pools[0];
         assert_eq!(
             (
