@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::conditions::is_true;
 use flotilla_api::updates::MaintenanceConfiguration;
+use flotilla_api::updates::maintenance::object_name;
 use flotilla_apiserver::Clock;
 use flotilla_apiserver::proxy::MemberApis;
 use flotilla_member::Agent;
@@ -131,6 +132,7 @@ async fn seed_maintenance(hub: &Client, spec: &MemberSpec) -> Result<()> {
         .with_context(|| format!("creating namespace {namespace}"))?;
     let api: Api<MaintenanceConfiguration> = Api::namespaced(hub.clone(), &namespace);
     for window in &spec.maintenance_windows {
+        let name = object_name(&window.name).unwrap_or(&window.name);
         let mut fields = serde_json::to_value(window)?;
         if let Some(fields) = fields.as_object_mut() {
             fields.remove("name");
@@ -138,11 +140,11 @@ async fn seed_maintenance(hub: &Client, spec: &MemberSpec) -> Result<()> {
         let desired = json!({
             "apiVersion": "updates.flotilla.dev/v1beta1",
             "kind": "MaintenanceConfiguration",
-            "metadata": {"name": window.name, "namespace": namespace},
+            "metadata": {"name": name, "namespace": namespace},
             "spec": {"maintenanceWindow": fields},
         });
         api.patch(
-            &window.name,
+            name,
             &PatchParams::apply(MANAGER).force(),
             &Patch::Apply(desired),
         )

@@ -71,7 +71,11 @@ fn group<'v>(run: &'v Value, name: &str) -> &'v Value {
 }
 
 fn time(value: &Value) -> Timestamp {
-    value.as_str().unwrap_or_else(|| panic!("not a time: {value}")).parse().unwrap()
+    value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a time: {value}"))
+        .parse()
+        .unwrap()
 }
 
 /// What member `name` runs, as its MemberCluster shows.
@@ -80,7 +84,10 @@ fn versions(hub: &HubProcess, name: &str) -> (String, String) {
     let versions = &member["status"]["versions"];
     (
         versions["kubernetesVersion"].as_str().unwrap().to_string(),
-        versions["nodePools"][0]["image"].as_str().unwrap().to_string(),
+        versions["nodePools"][0]["image"]
+            .as_str()
+            .unwrap()
+            .to_string(),
     )
 }
 
@@ -95,7 +102,7 @@ fn wait_state(hub: &HubProcess, name: &str, state: &str, secs: u64) -> Value {
 fn cluster_update_runs_end_to_end() {
     let hub = update_fleet();
     let kv = hub.kubectl_ok(&["get", "kubernetesversions"]);
-    assert!(kv.contains("1.32.0") && kv.contains("westeurope"), "{kv}");
+    assert!(kv.contains("1.32.0") && kv.contains("1.31.2"), "{kv}");
 
     // Consistent: per family, the newest image every region has, shown before the start.
     apply(&hub, "node-image-run.yaml");
@@ -105,47 +112,110 @@ fn cluster_update_runs_end_to_end() {
         chosen.is_array().then_some((run, chosen))
     });
     assert_eq!(selected.0["status"]["state"], "NotStarted");
-    assert_eq!(selected.1, serde_json::json!([{"version": format!("{UBUNTU}-202510.20.0")}]));
-    hub.kubectl_ok(&["patch", "updaterun", "node-images", "--type=merge", "-p", r#"{"spec":{"state":"Run"}}"#]);
+    assert_eq!(
+        selected.1,
+        serde_json::json!([{"version": format!("{UBUNTU}-202510.20.0")}])
+    );
+    hub.kubectl_ok(&[
+        "patch",
+        "updaterun",
+        "node-images",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"state":"Run"}}"#,
+    ]);
     let images = wait_state(&hub, "node-images", "Completed", 120);
     assert_eq!(images["status"]["progressSummary"], "6/6");
     for name in MEMBERS {
-        assert_eq!(versions(&hub, name), ("1.31.2".to_string(), format!("{UBUNTU}-202510.20.0")), "{name}");
+        assert_eq!(
+            versions(&hub, name),
+            ("1.31.2".to_string(), format!("{UBUNTU}-202510.20.0")),
+            "{name}"
+        );
     }
 
     // A Full run in two stages; eu-b's upgrades fail.
-    hub.kubectl_ok(&["annotate", "membercluster", "eu-b", "updates.flotilla.dev/simulate-failure=disk full"]);
+    hub.kubectl_ok(&[
+        "annotate",
+        "membercluster",
+        "eu-b",
+        "updates.flotilla.dev/simulate-failure=disk full",
+    ]);
     apply(&hub, "fleet-update-strategy.yaml");
     apply(&hub, "update-run.yaml");
-    hub.kubectl_ok(&["patch", "updaterun", "upgrade-1-32", "--type=merge", "-p", r#"{"spec":{"state":"Run"}}"#]);
+    hub.kubectl_ok(&[
+        "patch",
+        "updaterun",
+        "upgrade-1-32",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"state":"Run"}}"#,
+    ]);
     let failed = wait_state(&hub, "upgrade-1-32", "Failed", 120);
     let eu_b = member(&failed, "eu-b");
     assert_eq!(eu_b["state"], "Failed");
-    assert!(eu_b["error"]["message"].as_str().unwrap().contains("disk full"), "{eu_b}");
+    assert!(
+        eu_b["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disk full"),
+        "{eu_b}"
+    );
     assert_eq!(group(&failed, "b")["state"], "Failed");
     assert_eq!(stage(&failed, "test")["state"], "Failed");
     let message = failed["status"]["error"]["message"].as_str().unwrap();
-    assert!(message.starts_with("stage test: 1 member failed (0 allowed): eu-b: ") && message.contains("disk full"), "{message}");
-    assert_eq!(stage(&failed, "prod")["state"], "NotStarted", "progress stopped");
+    assert!(
+        message.starts_with("stage test: 1 member failed (0 allowed): eu-b: ")
+            && message.contains("disk full"),
+        "{message}"
+    );
+    assert_eq!(
+        stage(&failed, "prod")["state"],
+        "NotStarted",
+        "progress stopped"
+    );
     let listed = hub.kubectl_ok(&["get", "updateruns"]);
-    assert!(listed.contains("upgrade-1-32") && listed.contains("Failed") && listed.contains("1.32.0"), "{listed}");
+    assert!(
+        listed.contains("upgrade-1-32") && listed.contains("Failed") && listed.contains("1.32.0"),
+        "{listed}"
+    );
 
     // east-c may only be upgraded in a daily window opening four simulated hours from now.
     let now: Timestamp = eventually("the simulated time", 10, || {
         let member = get_json(&hub, &["membercluster", "east-c"]);
-        member["status"]["versions"]["observationTime"].as_str()?.parse().ok()
+        member["status"]["versions"]["observationTime"]
+            .as_str()?
+            .parse()
+            .ok()
     });
-    let opens = (now + SignedDuration::from_hours(4)).round(jiff::Unit::Hour).unwrap();
-    let start = opens.to_zoned(jiff::tz::TimeZone::UTC).strftime("%H:%M").to_string();
+    let opens = (now + SignedDuration::from_hours(4))
+        .round(jiff::Unit::Hour)
+        .unwrap();
+    let start = opens
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .strftime("%H:%M")
+        .to_string();
     hub.create(&format!(
-        "apiVersion: updates.flotilla.dev/v1beta1\nkind: MaintenanceConfiguration\nmetadata:\n  name: aksManagedAutoUpgradeSchedule\n  namespace: fleet-member-east-c\nspec:\n  maintenanceWindow:\n    schedule:\n      daily:\n        intervalDays: 1\n    durationHours: 4\n    startTime: \"{start}\"\n"
+        "apiVersion: updates.flotilla.dev/v1beta1\nkind: MaintenanceConfiguration\nmetadata:\n  name: aks-managed-auto-upgrade-schedule\n  namespace: fleet-member-east-c\nspec:\n  maintenanceWindow:\n    schedule:\n      daily:\n        intervalDays: 1\n    durationHours: 4\n    startTime: \"{start}\"\n"
     ));
 
     // Started again: only eu-b is retried; east-a and west-a are not upgraded twice.
-    hub.kubectl_ok(&["annotate", "membercluster", "eu-b", "updates.flotilla.dev/simulate-failure-"]);
+    hub.kubectl_ok(&[
+        "annotate",
+        "membercluster",
+        "eu-b",
+        "updates.flotilla.dev/simulate-failure-",
+    ]);
     let before = run(&hub, "upgrade-1-32");
     let east_a = member(&before, "east-a").clone();
-    hub.kubectl_ok(&["patch", "updaterun", "upgrade-1-32", "--type=merge", "-p", r#"{"spec":{"attempt":1}}"#]);
+    hub.kubectl_ok(&[
+        "patch",
+        "updaterun",
+        "upgrade-1-32",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"attempt":1}}"#,
+    ]);
     let pending = eventually("east-c waits for its window", 120, || {
         let run = run(&hub, "upgrade-1-32");
         (member(&run, "east-c")["state"] == "Pending").then_some(run)
@@ -153,27 +223,51 @@ fn cluster_update_runs_end_to_end() {
     let retried = member(&pending, "eu-b");
     assert_eq!(retried["state"], "Completed");
     assert_eq!(retried["operationId"], "upgrade-1-32-retry1");
-    assert_eq!(member(&pending, "east-a")["startTime"], east_a["startTime"], "not upgraded twice");
+    assert_eq!(
+        member(&pending, "east-a")["startTime"],
+        east_a["startTime"],
+        "not upgraded twice"
+    );
     let waiting = member(&pending, "east-c");
     assert_eq!(waiting["error"]["code"], "MaintenanceWindowClosed");
     let why = waiting["error"]["message"].as_str().unwrap();
-    assert!(why.starts_with(&format!("maintenance window closed; next opening {opens}")), "{why}");
+    assert!(
+        why.starts_with(&format!("maintenance window closed; next opening {opens}")),
+        "{why}"
+    );
     assert_eq!(group(&pending, "c")["state"], "Pending");
 
     let done = wait_state(&hub, "upgrade-1-32", "Completed", 180);
-    assert!(time(&member(&done, "east-c")["startTime"]) >= opens, "upgraded inside its window");
+    assert!(
+        time(&member(&done, "east-c")["startTime"]) >= opens,
+        "upgraded inside its window"
+    );
     let test_done = time(&stage(&done, "test")["completedTime"]);
     let prod_started = time(&stage(&done, "prod")["startTime"]);
     assert!(prod_started >= test_done, "stages run in order");
-    assert_eq!(stage(&done, "test")["afterStageWaitStatus"]["state"], "Completed");
+    assert_eq!(
+        stage(&done, "test")["afterStageWaitStatus"]["state"],
+        "Completed"
+    );
     for name in MEMBERS {
         let (kubernetes, image) = versions(&hub, name);
         assert_eq!(kubernetes, "1.32.0", "{name}");
-        let want = if name.starts_with("eu-") { "202510.20.0" } else { "202510.27.0" };
-        assert_eq!(image, format!("{UBUNTU}-{want}"), "{name}: Latest is the newest image of its region");
+        let want = if name.starts_with("eu-") {
+            "202510.20.0"
+        } else {
+            "202510.27.0"
+        };
+        assert_eq!(
+            image,
+            format!("{UBUNTU}-{want}"),
+            "{name}: Latest is the newest image of its region"
+        );
     }
     let columns = hub.kubectl_ok(&["get", "memberclusters"]);
-    assert!(columns.contains("KUBERNETES-VERSION") && columns.contains("1.32.0"), "{columns}");
+    assert!(
+        columns.contains("KUBERNETES-VERSION") && columns.contains("1.32.0"),
+        "{columns}"
+    );
 }
 
 #[test]
@@ -193,15 +287,27 @@ fn bad_update_input_is_rejected_naming_the_field() {
             "spec.stages[1].groups[0].name: Duplicate value: \"a\"",
         ),
         (
-            "apiVersion: updates.flotilla.dev/v1beta1\nkind: MaintenanceConfiguration\nmetadata: {name: aksManagedAutoUpgradeSchedule, namespace: default}\nspec:\n  maintenanceWindow:\n    schedule: {daily: {intervalDays: 1}}\n    durationHours: 3\n    startTime: \"01:00\"\n",
+            "apiVersion: updates.flotilla.dev/v1beta1\nkind: MaintenanceConfiguration\nmetadata: {name: aks-managed-auto-upgrade-schedule, namespace: default}\nspec:\n  maintenanceWindow:\n    schedule: {daily: {intervalDays: 1}}\n    durationHours: 3\n    startTime: \"01:00\"\n",
             "spec.maintenanceWindow.durationHours",
         ),
     ];
     for (yaml, want) in cases {
         let out = hub.kubectl_stdin(&["apply", "-f", "-"], yaml);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(want), "want {want:?} in:\n{err}");
+        assert!(
+            !out.status.success() && err.contains(want),
+            "want {want:?} in:\n{err}"
+        );
     }
-    let stored = hub.kubectl_ok(&["get", "updateruns,fleetupdatestrategies,maintenanceconfigurations", "-A", "-o", "name"]);
-    assert!(stored.trim().is_empty(), "nothing invalid was stored: {stored}");
+    let stored = hub.kubectl_ok(&[
+        "get",
+        "updateruns,fleetupdatestrategies,maintenanceconfigurations",
+        "-A",
+        "-o",
+        "name",
+    ]);
+    assert!(
+        stored.trim().is_empty(),
+        "nothing invalid was stored: {stored}"
+    );
 }

@@ -204,7 +204,7 @@ fn maintenance_rules_name_the_field() {
     assert_eq!(
         messages(
             "MaintenanceConfiguration",
-            &window("aksManagedAutoUpgradeSchedule", ok.clone()),
+            &window("aks-managed-auto-upgrade-schedule", ok.clone()),
             None
         ),
         Vec::<String>::new()
@@ -215,7 +215,7 @@ fn maintenance_rules_name_the_field() {
             "nightly",
             ok.clone(),
             vec![
-                "metadata.name: Unsupported value: \"nightly\": supported values: \"default\", \"aksManagedAutoUpgradeSchedule\", \"aksManagedNodeOSUpgradeSchedule\"",
+                "metadata.name: Unsupported value: \"nightly\": supported values: \"default\", \"aks-managed-auto-upgrade-schedule\", \"aks-managed-node-os-upgrade-schedule\"",
             ],
         ),
         (
@@ -226,14 +226,14 @@ fn maintenance_rules_name_the_field() {
             ],
         ),
         (
-            "aksManagedNodeOSUpgradeSchedule",
+            "aks-managed-node-os-upgrade-schedule",
             json!({"schedule": {"daily": {"intervalDays": 1}, "weekly": {"intervalWeeks": 1, "dayOfWeek": "Monday"}}, "durationHours": 4, "startTime": "01:00"}),
             vec![
                 "spec.maintenanceWindow.schedule: Invalid value: \"daily,weekly\": exactly one of daily, weekly, absoluteMonthly or relativeMonthly must be set",
             ],
         ),
         (
-            "aksManagedNodeOSUpgradeSchedule",
+            "aks-managed-node-os-upgrade-schedule",
             json!({"schedule": daily, "durationHours": 4, "startTime": "01:00", "utcOffset": "+15:00", "startDate": "2026-02-30",
                    "notAllowedDates": [{"start": "2026-12-23", "end": "2026-12-01"}]}),
             vec![

@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Name of the configuration that governs Kubernetes (control plane) upgrades.
-pub const AUTO_UPGRADE_SCHEDULE: &str = "aksManagedAutoUpgradeSchedule";
+pub const AUTO_UPGRADE_SCHEDULE: &str = "aks-managed-auto-upgrade-schedule";
 /// Name of the configuration that governs node image upgrades.
-pub const NODE_OS_UPGRADE_SCHEDULE: &str = "aksManagedNodeOSUpgradeSchedule";
+pub const NODE_OS_UPGRADE_SCHEDULE: &str = "aks-managed-node-os-upgrade-schedule";
 /// Name of AKS's legacy configuration (weekly only; governs no update run).
 pub const DEFAULT_SCHEDULE: &str = "default";
 /// The configuration names a member may have.
@@ -21,6 +21,17 @@ pub const CONFIGURATION_NAMES: [&str; 3] = [
     AUTO_UPGRADE_SCHEDULE,
     NODE_OS_UPGRADE_SCHEDULE,
 ];
+
+/// The object name of the configuration AKS calls `aks_name` (`aksManagedAutoUpgradeSchedule`,
+/// `aksManagedNodeOSUpgradeSchedule` or `default`).
+pub fn object_name(aks_name: &str) -> Option<&'static str> {
+    match aks_name {
+        "aksManagedAutoUpgradeSchedule" => Some(AUTO_UPGRADE_SCHEDULE),
+        "aksManagedNodeOSUpgradeSchedule" => Some(NODE_OS_UPGRADE_SCHEDULE),
+        "default" => Some(DEFAULT_SCHEDULE),
+        _ => None,
+    }
+}
 
 /// Pattern of a `HH:mm` time of day.
 pub const TIME_OF_DAY_PATTERN: &str = "^([01][0-9]|2[0-3]):[0-5][0-9]$";

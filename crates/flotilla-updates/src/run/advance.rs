@@ -516,9 +516,11 @@ impl Pass<'_, '_> {
     }
 }
 
-/// Marks a member Pending with why.
+/// Marks a member Pending with why; its start time stays unset until its upgrade starts.
 fn pending(member: &mut MemberStatus, code: &str, message: String, now: Timestamp) {
+    let started = member.progress.start_time.take();
     stamp(&mut member.progress, UpdateState::Pending, now);
+    member.progress.start_time = started;
     member.message = Some(message.clone());
     member.progress.error = Some(ErrorDetail {
         code: code.to_string(),

@@ -76,6 +76,10 @@ fn a_closed_window_makes_a_member_pending_and_the_group_moves_on() {
     );
     let a1 = w.member("a1");
     assert_eq!(a1.progress.state, UpdateState::Pending);
+    assert_eq!(
+        a1.progress.start_time, None,
+        "a Pending member has not started"
+    );
     let error = a1.progress.error.as_ref().unwrap();
     assert_eq!(error.code, "MaintenanceWindowClosed");
     assert_eq!(
