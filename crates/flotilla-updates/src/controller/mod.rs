@@ -22,7 +22,7 @@ use futures::{Stream, StreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
-use kube::{Api, Client, Resource};
+use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 /// Field manager of the controller's writes.
@@ -157,5 +157,3 @@ fn error_policy(run: Arc<UpdateRun>, error: &ControllerError, _: Arc<Context>) -
     tracing::warn!(run = %run.meta().name.clone().unwrap_or_default(), %error, "update run reconcile failed; retrying");
     Action::requeue(Duration::from_secs(1))
 }
-
-use kube::ResourceExt;

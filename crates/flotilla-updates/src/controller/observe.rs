@@ -130,15 +130,7 @@ pub(crate) fn windows(
         .flat_map(|g| &g.members)
         .filter(|m| !m.progress.state.is_final())
         .filter_map(|m| {
-            let window = configured.get(&m.name)?;
-            let facts = if window.is_open(now) {
-                WindowFacts::Open
-            } else {
-                WindowFacts::Closed {
-                    next: window.next_opening(now),
-                    description: window.to_string(),
-                }
-            };
+            let facts = WindowFacts::of(Some(configured.get(&m.name)?), now);
             Some((m.name.clone(), facts))
         })
         .collect()

@@ -39,7 +39,7 @@ use jiff::Timestamp;
 
 pub use advance::advance;
 
-use crate::window::{OPENS_SOON, WindowPriority};
+use crate::window::{OPENS_SOON, Window, WindowPriority};
 
 /// What the run needs to know about a member's maintenance window at this moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +58,18 @@ pub enum WindowFacts {
 }
 
 impl WindowFacts {
+    /// The facts of `window` (`None`: the member has none) at `now`.
+    pub fn of(window: Option<&Window>, now: Timestamp) -> WindowFacts {
+        match window {
+            None => WindowFacts::None,
+            Some(window) if window.is_open(now) => WindowFacts::Open,
+            Some(window) => WindowFacts::Closed {
+                next: window.next_opening(now),
+                description: window.to_string(),
+            },
+        }
+    }
+
     /// The member's priority at `now`.
     pub fn priority(&self, now: Timestamp) -> WindowPriority {
         match self {

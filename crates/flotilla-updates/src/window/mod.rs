@@ -6,7 +6,7 @@
 //! [`Window::parse`] validates an API `maintenanceWindow` (or [`problems`] lists everything
 //! wrong with one, for admission) and turns it into a [`Window`], which answers
 //! [`Window::is_open`], [`Window::occurrence_at`] and [`Window::next_opening`]; its `Display` is
-//! a short human summary for status messages. [`priority`] classifies a member for ordering
+//! a short human summary for status messages. [`WindowPriority`] ranks a member for ordering
 //! inside a group, and [`next_scheduled_start`] computes a `ScheduledStart` gate's time.
 //!
 //! # Semantics
@@ -70,7 +70,7 @@ use jiff::civil::{Date, Time};
 use jiff::tz::Offset;
 
 pub use occurrence::SEARCH_HORIZON_YEARS;
-pub use priority::{OPENS_SOON, WindowPriority, priority};
+pub use priority::{OPENS_SOON, WindowPriority};
 pub use scheduled_start::next_scheduled_start;
 pub use validate::{WindowError, problems};
 

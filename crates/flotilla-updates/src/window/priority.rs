@@ -1,9 +1,7 @@
 //! A member's rank inside a group by its window, as AKS orders members: open now, opening
-//! soon, no window, closed.
+//! soon, no window, closed. [`crate::run::WindowFacts::priority`] applies it.
 
-use jiff::{SignedDuration, Timestamp};
-
-use super::Window;
+use jiff::SignedDuration;
 
 /// How soon a closed window must open to count as opening soon (inclusive).
 pub const OPENS_SOON: SignedDuration = SignedDuration::from_hours(4);
@@ -19,18 +17,4 @@ pub enum WindowPriority {
     NoWindow,
     /// The window is closed and opens later than [`OPENS_SOON`], or never again.
     Closed,
-}
-
-/// The priority of a member with `window` (`None`: no window) at `at`.
-pub fn priority(window: Option<&Window>, at: Timestamp) -> WindowPriority {
-    let Some(window) = window else {
-        return WindowPriority::NoWindow;
-    };
-    if window.is_open(at) {
-        return WindowPriority::OpenNow;
-    }
-    match window.next_opening(at) {
-        Some(opening) if opening.duration_since(at) <= OPENS_SOON => WindowPriority::OpensSoon,
-        _ => WindowPriority::Closed,
-    }
 }

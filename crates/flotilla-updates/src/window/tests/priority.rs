@@ -4,7 +4,8 @@ use jiff::SignedDuration;
 use serde_json::json;
 
 use super::{ts, window};
-use crate::window::{WindowPriority, priority};
+use crate::run::WindowFacts;
+use crate::window::WindowPriority;
 
 #[test]
 fn members_are_classified_by_how_soon_their_window_opens() {
@@ -28,9 +29,16 @@ fn members_are_classified_by_how_soon_their_window_opens() {
         (before(72, 0), WindowPriority::Closed),
     ];
     for (at, expected) in cases {
-        assert_eq!(priority(Some(&window), at), expected, "at {at}");
+        assert_eq!(
+            WindowFacts::of(Some(&window), at).priority(at),
+            expected,
+            "at {at}"
+        );
     }
-    assert_eq!(priority(None, opening), WindowPriority::NoWindow);
+    assert_eq!(
+        WindowFacts::of(None, opening).priority(opening),
+        WindowPriority::NoWindow
+    );
 }
 
 #[test]
