@@ -1,5 +1,5 @@
 //! The update run controller: one reconcile per `UpdateRun` plans it over the fleet, runs a
-//! pass of [`crate::run::advance`] over what it observes (member upgrades, gates, windows,
+//! pass of [`crate::run::advance()`] over what it observes (member upgrades, gates, windows,
 //! the catalog, member versions), carries out the pass's actions and writes the status once.
 //! It is woken by its run, its member upgrades and gates, any change to members, windows or
 //! the catalog, and at the times a pass asks to look again (a wait ends, a window opens, a
