@@ -25,6 +25,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
+use flotilla_api::cluster::versions::PowerState;
 use flotilla_apiserver::clock::ClockExt;
 use flotilla_member::upgrade::{
     CurrentVersions, ExpectedDurations, NodeVersion, PoolVersions, Provider, ProviderError,
@@ -162,9 +163,14 @@ impl SimProvider {
         }
     }
 
+    /// Whether the cluster is stopped (fleet file or annotation).
+    fn is_stopped(&self) -> bool {
+        self.stopped || self.faults.stopped()
+    }
+
     /// Refuses a step the simulated faults make fail.
     fn check_faults(&self) -> Result<(), ProviderError> {
-        if self.stopped || self.faults.stopped() {
+        if self.is_stopped() {
             return Err(ProviderError::Stopped {
                 cluster: self.cluster.name().to_string(),
             });
@@ -246,6 +252,11 @@ impl Provider for SimProvider {
             Ok(CurrentVersions {
                 kubernetes_version: self.cluster.kubernetes_version(),
                 node_pools,
+                power_state: if self.is_stopped() {
+                    PowerState::Stopped
+                } else {
+                    PowerState::Running
+                },
             })
         })
     }

@@ -6,6 +6,7 @@
 //! arithmetic, the run state machine and its roll-up — plus thin hub controllers that observe,
 //! call the core and write status once.
 
+pub mod auto_upgrade;
 pub mod controller;
 pub mod quota;
 pub mod release;

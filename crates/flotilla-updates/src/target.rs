@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_api::cluster::versions::ClusterVersions;
+use flotilla_api::cluster::versions::{ClusterVersions, PowerState};
 use flotilla_api::updates::update_run::{NodeImageSelectionType, UpgradeType};
 use jiff::Timestamp;
 
@@ -15,6 +15,8 @@ use crate::run::{Readiness, UpgradeOrder};
 pub const KUBERNETES_NOT_AVAILABLE: &str = "KubernetesVersionNotAvailable";
 /// Error code of a member whose target node image has not reached its region.
 pub const IMAGE_NOT_AVAILABLE: &str = "NodeImageVersionNotAvailable";
+/// Why a stopped member is skipped.
+pub const STOPPED_MESSAGE: &str = "the cluster is stopped (its agent reports power state Stopped): a stopped cluster cannot be upgraded; start it and run again to upgrade it";
 /// Error code of a member that has not reported its versions yet.
 pub const VERSIONS_UNKNOWN: &str = "MemberVersionsUnknown";
 
@@ -52,6 +54,9 @@ pub fn readiness(target: &RunTarget, member: &MemberFacts, now: Timestamp) -> Re
             until: None,
         };
     };
+    if versions.power_state == PowerState::Stopped {
+        return Readiness::Skip(STOPPED_MESSAGE.to_string());
+    }
     let mut order = UpgradeOrder::default();
     let mut current = Vec::new();
     if let Some(kubernetes) = &target.kubernetes

@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_api::cluster::versions::{ClusterVersions, NodePoolVersion};
+use flotilla_api::cluster::versions::{ClusterVersions, NodePoolVersion, PowerState};
 use flotilla_api::updates::catalog::{
     KubernetesVersionSpec, NodeImageVersionSpec, RegionAvailability,
 };
 use flotilla_api::updates::update_run::{NodeImageSelectionType, UpgradeType};
 use flotilla_updates::release::{Catalog, KubeVersion, KubernetesTarget, NodeImage};
 use flotilla_updates::run::{Readiness, UpgradeOrder};
-use flotilla_updates::target::{MemberFacts, RunTarget, readiness};
+use flotilla_updates::target::{MemberFacts, RunTarget, STOPPED_MESSAGE, readiness};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -227,4 +227,37 @@ fn two_minors_behind_is_skipped_and_consistent_without_a_common_image_skips_the_
             "no version of node image family {UBUNTU} is available in every region of the run (pool system)"
         ))
     );
+}
+
+#[test]
+fn a_stopped_member_is_skipped_with_the_reason_before_any_release_rule() {
+    let mut stopped = member("1.30.6", "202510.13.0");
+    stopped.power_state = PowerState::Stopped;
+    for upgrade_type in [
+        UpgradeType::Full,
+        UpgradeType::ControlPlaneOnly,
+        UpgradeType::NodeImageOnly,
+    ] {
+        let version = (upgrade_type != UpgradeType::NodeImageOnly).then_some("1.31.2");
+        let got = decide(
+            upgrade_type,
+            version,
+            NodeImageSelectionType::Latest,
+            BTreeMap::new(),
+            "eastus",
+            &stopped,
+        );
+        assert_eq!(got, Readiness::Skip(STOPPED_MESSAGE.to_string()));
+    }
+    // Started again, the same member is upgraded.
+    stopped.power_state = PowerState::Running;
+    let got = decide(
+        UpgradeType::Full,
+        Some("1.31.2"),
+        NodeImageSelectionType::Latest,
+        BTreeMap::new(),
+        "eastus",
+        &stopped,
+    );
+    assert!(matches!(got, Readiness::Upgrade(_)), "{got:?}");
 }

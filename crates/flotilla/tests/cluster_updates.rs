@@ -181,13 +181,7 @@ fn cluster_update_runs_end_to_end() {
     );
 
     // east-c may only be upgraded in a daily window opening four simulated hours from now.
-    let now: Timestamp = eventually("the simulated time", 10, || {
-        let member = get_json(&hub, &["membercluster", "east-c"]);
-        member["status"]["versions"]["observationTime"]
-            .as_str()?
-            .parse()
-            .ok()
-    });
+    let now = simulated_now(&hub);
     let opens = (now + SignedDuration::from_hours(4))
         .round(jiff::Unit::Hour)
         .unwrap();
@@ -268,6 +262,124 @@ fn cluster_update_runs_end_to_end() {
         columns.contains("KUBERNETES-VERSION") && columns.contains("1.32.0"),
         "{columns}"
     );
+}
+
+/// The simulated time now, from a member's last report.
+fn simulated_now(hub: &HubProcess) -> Timestamp {
+    eventually("the simulated time", 10, || {
+        let member = get_json(hub, &["membercluster", "east-c"]);
+        member["status"]["versions"]["observationTime"]
+            .as_str()?
+            .parse()
+            .ok()
+    })
+}
+
+#[test]
+fn a_new_rapid_release_generates_an_auto_upgrade_run_that_completes() {
+    let hub = update_fleet();
+    apply(&hub, "fleet-update-strategy.yaml");
+    apply(&hub, "auto-upgrade-profile.yaml");
+    // A new profile records where its channel is and waits for the next release.
+    let watching = eventually("the profile looks at its channel", 30, || {
+        let profile = get_json(&hub, &["autoupgradeprofile", "rapid"]);
+        profile["status"]["channelVersions"]
+            .is_array()
+            .then_some(profile)
+    });
+    assert_eq!(
+        watching["status"]["channelVersions"],
+        serde_json::json!(["1.32.0"])
+    );
+    assert!(
+        watching["status"]["lastTriggeredRun"].is_null(),
+        "{watching}"
+    );
+    let message = watching["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("watching the Rapid channel, now at 1.32.0"),
+        "{message}"
+    );
+
+    // west-d is stopped: its agent reports it, and the run skips it instead of failing.
+    hub.kubectl_ok(&[
+        "annotate",
+        "membercluster",
+        "west-d",
+        "updates.flotilla.dev/simulate-stopped=true",
+    ]);
+    eventually("west-d reports it is stopped", 60, || {
+        let member = get_json(&hub, &["membercluster", "west-d"]);
+        (member["status"]["versions"]["powerState"] == "Stopped").then_some(())
+    });
+
+    // 1.32.1 is released in every region.
+    let released = (simulated_now(&hub) - SignedDuration::from_hours(1)).to_string();
+    let availability: String = ["eastus", "westus", "westeurope"]
+        .iter()
+        .map(|r| format!("  - {{region: {r}, availableAt: \"{released}\"}}\n"))
+        .collect();
+    hub.create(&format!(
+        "apiVersion: updates.flotilla.dev/v1beta1\nkind: KubernetesVersion\nmetadata:\n  name: 1.32.1\nspec:\n  version: 1.32.1\n  availability:\n{availability}"
+    ));
+    let triggered = eventually("the release triggers a run", 60, || {
+        let profile = get_json(&hub, &["autoupgradeprofile", "rapid"]);
+        let name = profile["status"]["lastTriggeredRun"].as_str()?.to_string();
+        Some((name, profile))
+    });
+    let (name, profile) = triggered;
+    assert!(
+        name.starts_with("rapid-") && name.len() == "rapid-".len() + 8,
+        "{name}"
+    );
+    assert_eq!(profile["status"]["lastTriggerStatus"], "Succeeded");
+    assert_eq!(
+        profile["status"]["lastTriggerUpgradeVersions"],
+        serde_json::json!(["1.32.1"])
+    );
+    let generated = run(&hub, &name);
+    assert_eq!(generated["spec"]["state"], "Run", "started at once");
+    assert_eq!(generated["spec"]["updateStrategyName"], "two-stages");
+    assert_eq!(generated["spec"]["autoUpgradeProfileName"], "rapid");
+    assert_eq!(
+        generated["spec"]["managedClusterUpdate"]["upgrade"],
+        serde_json::json!({"type": "Full", "kubernetesVersion": "1.32.1"})
+    );
+    let listed = hub.kubectl_ok(&[
+        "get",
+        "updateruns",
+        "-l",
+        "updates.flotilla.dev/auto-upgrade-profile=rapid",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        listed.trim(),
+        format!("updaterun.updates.flotilla.dev/{name}")
+    );
+
+    let done = wait_state(&hub, &name, "Completed", 180);
+    let stopped = member(&done, "west-d");
+    assert_eq!(stopped["state"], "Skipped", "{stopped}");
+    let why = stopped["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("the cluster is stopped"), "{stopped}");
+    for name in MEMBERS.iter().filter(|m| **m != "west-d") {
+        assert_eq!(versions(&hub, name).0, "1.32.1", "{name}");
+    }
+    assert_eq!(
+        versions(&hub, "west-d").0,
+        "1.31.2",
+        "a stopped cluster is left alone"
+    );
+
+    // Nothing new in the channel: no second run, and the profile says where it stands.
+    let profiles = hub.kubectl_ok(&["get", "autoupgradeprofiles"]);
+    assert!(
+        profiles.contains("Rapid") && profiles.contains("Succeeded") && profiles.contains(&name),
+        "{profiles}"
+    );
+    let runs = hub.kubectl_ok(&["get", "updateruns", "-o", "name"]);
+    assert_eq!(runs.lines().count(), 1, "{runs}");
 }
 
 #[test]

@@ -88,6 +88,12 @@ pub const MAX_MEMBER_NAME: usize = 63 - MEMBER_NAMESPACE_PREFIX.len();
         type_ = "string",
         json_path = ".status.versions.nodeImages",
         priority = 1
+    ),
+    printcolumn(
+        name = "Power-State",
+        type_ = "string",
+        json_path = ".status.versions.powerState",
+        priority = 1
     )
 )]
 #[serde(rename_all = "camelCase")]

@@ -20,12 +20,27 @@ pub struct ClusterVersions {
     /// `Node-Images` column (a printer column shows only the first of a list's values).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub node_images: String,
+    /// Whether the cluster is running or stopped (deallocated), as its provider reports it:
+    /// update runs skip a stopped cluster with that reason instead of failing on it.
+    #[serde(default)]
+    pub power_state: PowerState,
     /// How long the provider expects upgrade steps to take, for predicting timelines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_durations: Option<UpgradeDurations>,
     /// When the versions were observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation_time: Option<Time>,
+}
+
+/// A cluster's power state (AKS can stop a cluster: its nodes are deallocated and nothing in
+/// it can change until it is started again).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum PowerState {
+    /// The cluster runs.
+    #[default]
+    Running,
+    /// The cluster is stopped.
+    Stopped,
 }
 
 /// The node image of one node pool.

@@ -229,6 +229,7 @@ fn fleet_short_names_and_printer_columns_follow_kubefleet() {
             ("Allocatable-CPU", 1),
             ("Allocatable-Memory", 1),
             ("Node-Images", 1),
+            ("Power-State", 1),
         ],
     );
     expect(

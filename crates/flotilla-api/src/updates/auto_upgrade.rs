@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::update_run::NodeImageSelectionType;
 
+/// Label on the runs a profile generates: the profile's name (`kubectl get updateruns -l
+/// updates.flotilla.dev/auto-upgrade-profile=NAME` lists them).
+pub const AUTO_UPGRADE_PROFILE_LABEL: &str = "updates.flotilla.dev/auto-upgrade-profile";
+
 /// Pattern of a pinned `MAJOR.MINOR`.
 pub const MINOR_VERSION_PATTERN: &str = r"^[0-9]+\.[0-9]+$";
 
@@ -50,8 +54,9 @@ pub const MINOR_VERSION_PATTERN: &str = r"^[0-9]+\.[0-9]+$";
         type_ = "date",
         json_path = ".metadata.creationTimestamp"
     ),
+    printcolumn(name = "Message", type_ = "string", json_path = ".status.message"),
     printcolumn(
-        name = "Message",
+        name = "Last-Trigger-Message",
         type_ = "string",
         json_path = ".status.lastTriggerMessage",
         priority = 1
@@ -122,6 +127,15 @@ pub struct AutoUpgradeProfileStatus {
     /// Members outside the support window of the channel's target, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsupported_members: Vec<String>,
+    /// Where the channel pointed when the profile last looked (the versions a run for it would
+    /// upgrade to): a release that adds a version here is a new release. Absent until the
+    /// profile has looked once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_versions: Option<Vec<String>>,
+    /// What the profile is doing now, for people: watching, disabled, why the channel has no
+    /// target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// Outcome of a trigger.

@@ -214,6 +214,7 @@ mod tests {
         CurrentVersions {
             kubernetes_version: version.into(),
             node_pools: pools,
+            ..Default::default()
         }
     }
 

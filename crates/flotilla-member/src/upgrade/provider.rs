@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::time::Duration;
 
 use flotilla_api::cluster::versions::{
-    ClusterVersions, NodePoolVersion, UpgradeDurations, split_image,
+    ClusterVersions, NodePoolVersion, PowerState, UpgradeDurations, split_image,
 };
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -19,6 +19,9 @@ pub struct CurrentVersions {
     pub kubernetes_version: String,
     /// The node pools, in the provider's order.
     pub node_pools: Vec<PoolVersions>,
+    /// Whether the cluster runs or is stopped: a stopped cluster cannot be upgraded, and
+    /// update runs skip it with that reason.
+    pub power_state: PowerState,
 }
 
 /// One node pool and the image each of its nodes runs.
@@ -153,6 +156,7 @@ impl CurrentVersions {
         ClusterVersions {
             kubernetes_version: self.kubernetes_version.trim_start_matches('v').to_string(),
             node_images: images.join(","),
+            power_state: self.power_state,
             node_pools: self
                 .node_pools
                 .iter()
@@ -220,6 +224,7 @@ mod tests {
                     }
                 })
                 .collect(),
+            power_state: PowerState::Stopped,
         };
         let durations = ExpectedDurations {
             control_plane: Duration::from_secs(600),
@@ -227,6 +232,7 @@ mod tests {
         };
         let report = current.report(durations, "2026-03-01T10:00:00Z".parse().unwrap());
         assert_eq!(report.kubernetes_version, "1.30.6");
+        assert_eq!(report.power_state, PowerState::Stopped);
         assert_eq!(
             report.node_images,
             "AKSUbuntu-2204gen2containerd-202510.13.0,AKSUbuntu-2204gen2arm64containerd-202510.13.0"

@@ -3,9 +3,11 @@
 //! the catalog, member versions), carries out the pass's actions and writes the status once.
 //! It is woken by its run, its member upgrades and gates, any change to members, windows or
 //! the catalog, and at the times a pass asks to look again (a wait ends, a window opens, a
-//! release reaches a region, a scheduled start comes).
+//! release reaches a region, a scheduled start comes). Beside it, the auto-upgrade profile
+//! controller ([`profiles`]) generates runs when a profile's channel gets a new release.
 
 mod observe;
+mod profiles;
 mod reconcile;
 
 use std::sync::Arc;
@@ -79,8 +81,16 @@ where
     (store, events)
 }
 
-/// Runs the update run controller until the client's API goes away.
+/// Runs the update run and auto-upgrade profile controllers until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    futures::join!(
+        runs(client.clone(), clock.clone()),
+        profiles::run(client, clock)
+    );
+}
+
+/// Runs the update run controller.
+async fn runs(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
     let (members, member_events) = cached::<MemberCluster>(&client);
     let (windows, window_events) = cached::<MaintenanceConfiguration>(&client);
@@ -149,11 +159,17 @@ fn active_runs<K>(
     }
 }
 
-fn error_policy(run: Arc<UpdateRun>, error: &ControllerError, _: Arc<Context>) -> Action {
+/// Retries a failed reconcile of `object`: soon after a write conflict (someone else wrote
+/// first; the next pass reads the new version), after a second otherwise.
+fn error_policy<K: Resource<DynamicType = ()>, C>(
+    object: Arc<K>,
+    error: &ControllerError,
+    _: Arc<C>,
+) -> Action {
     let conflict = matches!(error, ControllerError::Api(kube::Error::Api(s)) if s.code == 409);
     if conflict {
         return Action::requeue(Duration::from_millis(50));
     }
-    tracing::warn!(run = %run.meta().name.clone().unwrap_or_default(), %error, "update run reconcile failed; retrying");
+    tracing::warn!(kind = %K::kind(&()), name = %object.meta().name.clone().unwrap_or_default(), %error, "reconcile failed; retrying");
     Action::requeue(Duration::from_secs(1))
 }

@@ -217,4 +217,17 @@ impl<'a> Catalog<'a> {
         }
         newest
     }
+
+    /// The first time after `now` at which a release reaches some region: when what the
+    /// catalog offers changes next, without any object changing.
+    pub fn next_arrival(&self, now: Timestamp) -> Option<Timestamp> {
+        let kubernetes = self.kubernetes.iter().map(|r| r.availability);
+        let images = self.images.iter().map(|r| r.availability);
+        kubernetes
+            .chain(images)
+            .flatten()
+            .map(|a| a.available_at.0)
+            .filter(|at| *at > now)
+            .min()
+    }
 }

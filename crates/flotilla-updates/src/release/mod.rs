@@ -34,7 +34,7 @@ mod support_window;
 mod trigger;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use catalog::Catalog;
 pub use channel::{ChannelError, ChannelTarget, KubernetesTarget, channel_target};

@@ -18,12 +18,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::KubeVersion;
 
 /// Day `n` (days since the epoch), the unit of time in these tests.
-fn day(n: i64) -> Timestamp {
+pub(crate) fn day(n: i64) -> Timestamp {
     Timestamp::from_second(n * 86_400).expect("in range")
 }
 
 /// Availability in each `(region, day)`.
-fn availability(regions: &[(&str, i64)]) -> Vec<RegionAvailability> {
+pub(crate) fn availability(regions: &[(&str, i64)]) -> Vec<RegionAvailability> {
     regions
         .iter()
         .map(|&(region, d)| RegionAvailability {
@@ -34,7 +34,7 @@ fn availability(regions: &[(&str, i64)]) -> Vec<RegionAvailability> {
 }
 
 /// A GA Kubernetes release without long-term support.
-fn ga(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
+pub(crate) fn ga(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
     KubernetesVersionSpec {
         version: version.to_string(),
         preview: false,
@@ -44,7 +44,7 @@ fn ga(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
 }
 
 /// A preview Kubernetes release.
-fn preview(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
+pub(crate) fn preview(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
     KubernetesVersionSpec {
         preview: true,
         ..ga(version, regions)
@@ -52,7 +52,7 @@ fn preview(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
 }
 
 /// A GA Kubernetes release with long-term support.
-fn lts(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
+pub(crate) fn lts(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
     KubernetesVersionSpec {
         long_term_support: true,
         ..ga(version, regions)
@@ -60,7 +60,7 @@ fn lts(version: &str, regions: &[(&str, i64)]) -> KubernetesVersionSpec {
 }
 
 /// A node image release.
-fn image(family: &str, version: &str, regions: &[(&str, i64)]) -> NodeImageVersionSpec {
+pub(crate) fn image(family: &str, version: &str, regions: &[(&str, i64)]) -> NodeImageVersionSpec {
     NodeImageVersionSpec {
         family: family.to_string(),
         version: version.to_string(),
@@ -69,6 +69,6 @@ fn image(family: &str, version: &str, regions: &[(&str, i64)]) -> NodeImageVersi
 }
 
 /// A version from test text.
-fn v(text: &str) -> KubeVersion {
+pub(crate) fn v(text: &str) -> KubeVersion {
     KubeVersion::parse(text).expect("test version")
 }
