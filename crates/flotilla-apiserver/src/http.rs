@@ -15,6 +15,7 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::clock::rfc3339;
 use crate::engine::{DeleteOptions, Engine, FieldValidation, ObjectList, WriteOptions, Written};
 use crate::patching::PatchType;
 use crate::registry::ResourceInfo;
@@ -222,6 +223,14 @@ async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) 
                 "GET".into(),
                 "version".into(),
                 json_response(StatusCode::OK, &discovery::version()),
+            );
+        }
+        "/clock" => {
+            let now = json!({"now": rfc3339(state.engine.clock.now())});
+            return (
+                "GET".into(),
+                "clock".into(),
+                json_response(StatusCode::OK, &now),
             );
         }
         "/metrics" => {

@@ -16,6 +16,8 @@
 //!   with `Latest` images for the `NodeImage` channel), follow the profile's strategy and node
 //!   image selection, start at once, and are named from the profile, the channel and the
 //!   versions ([`generated_run_name`]): generating again finds the same run.
+//!   [`generate_update_run`] (`az fleet autoupgradeprofile generate-update-run`) builds the
+//!   same run for the channel's target now without starting it.
 //! - **The one-minor rule and long-term support** are the run's: each member is judged when
 //!   its turn comes ([`crate::release::member_verdict`]), so a member two minors behind is
 //!   skipped with that reason and never moved two minors, and a stopped member is skipped.
@@ -33,7 +35,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::release::{
-    Catalog, ChannelTarget, MemberVersion, Minor, channel_target, generated_run_name,
+    Catalog, ChannelError, ChannelTarget, MemberVersion, Minor, channel_target, generated_run_name,
     is_new_release,
 };
 
@@ -73,13 +75,9 @@ pub fn evaluate<'m>(
         .support_window(now)
         .map(|window| window.unsupported_members(members))
         .unwrap_or_default();
-    let pinned = spec
-        .target_kubernetes_version
-        .as_deref()
-        .and_then(|v| Minor::parse(v).ok());
     let target = match channel_target(
         spec.channel,
-        pinned,
+        pinned_minor(spec),
         spec.long_term_support.unwrap_or(false),
         catalog,
         now,
@@ -132,10 +130,7 @@ pub fn evaluate<'m>(
             recheck_at,
         };
     };
-    let run = GeneratedRun {
-        name: generated_run_name(name, spec.channel, &versions),
-        spec: run_spec(name, spec, &target),
-    };
+    let run = generated_run(name, spec, &target, RunAction::Run);
     let message = format!(
         "{why}: generated and started run {} to upgrade to {shown}",
         run.name
@@ -176,8 +171,54 @@ pub fn failed_trigger(
     status
 }
 
+/// `generate-update-run`: the run profile `name` would generate for its channel's target
+/// at `now`, not started (`state: NotStarted`), whether or not the release is new. Its name
+/// is the one the profile's own trigger uses for the same versions, so generating again, or
+/// a trigger for the same release, finds the same run.
+pub fn generate_update_run(
+    name: &str,
+    spec: &AutoUpgradeProfileSpec,
+    catalog: &Catalog<'_>,
+    now: Timestamp,
+) -> Result<GeneratedRun, ChannelError> {
+    let pinned = pinned_minor(spec);
+    let target = channel_target(
+        spec.channel,
+        pinned,
+        spec.long_term_support.unwrap_or(false),
+        catalog,
+        now,
+    )?;
+    Ok(generated_run(name, spec, &target, RunAction::NotStarted))
+}
+
+/// The profile's pinned minor (validation has checked its form).
+fn pinned_minor(spec: &AutoUpgradeProfileSpec) -> Option<Minor> {
+    spec.target_kubernetes_version
+        .as_deref()
+        .and_then(|v| Minor::parse(v).ok())
+}
+
+/// The run profile `profile` generates for `target`, in state `state`.
+fn generated_run(
+    profile: &str,
+    spec: &AutoUpgradeProfileSpec,
+    target: &ChannelTarget,
+    state: RunAction,
+) -> GeneratedRun {
+    GeneratedRun {
+        name: generated_run_name(profile, spec.channel, &target.upgrade_versions()),
+        spec: run_spec(profile, spec, target, state),
+    }
+}
+
 /// The spec of the run generated for `target`.
-fn run_spec(profile: &str, spec: &AutoUpgradeProfileSpec, target: &ChannelTarget) -> UpdateRunSpec {
+fn run_spec(
+    profile: &str,
+    spec: &AutoUpgradeProfileSpec,
+    target: &ChannelTarget,
+    state: RunAction,
+) -> UpdateRunSpec {
     let (upgrade, selection) = match target {
         ChannelTarget::Kubernetes(target) => (
             UpgradeSpec {
@@ -204,7 +245,7 @@ fn run_spec(profile: &str, spec: &AutoUpgradeProfileSpec, target: &ChannelTarget
                 custom_node_image_versions: Vec::new(),
             }),
         },
-        state: Some(RunAction::Run),
+        state: Some(state),
         skip: Vec::new(),
         attempt: None,
         auto_upgrade_profile_name: Some(profile.to_string()),

@@ -7,10 +7,12 @@
 mod approve;
 mod bench;
 mod fleet_runner;
+mod hub_clock;
 mod kubeconfig;
 mod member;
 mod preview;
 mod prices;
+mod profile;
 mod serve;
 mod status;
 mod tls;
@@ -53,6 +55,12 @@ enum Command {
     Status {
         #[command(subcommand)]
         what: status::StatusCommand,
+    },
+    /// Auto-upgrade profile conveniences (`az fleet autoupgradeprofile`'s).
+    #[command(name = "autoupgradeprofile")]
+    AutoUpgradeProfile {
+        #[command(subcommand)]
+        what: profile::ProfileCommand,
     },
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
@@ -98,6 +106,7 @@ fn main() -> Result<()> {
         Command::Preview(args) => runtime.block_on(preview::run(args)),
         Command::Approve(args) => runtime.block_on(approve::run(args)),
         Command::Status { what } => runtime.block_on(status::run(what)),
+        Command::AutoUpgradeProfile { what } => runtime.block_on(profile::run(what)),
         Command::Crds => {
             for crd in flotilla_api::fleet_crds() {
                 println!("---");

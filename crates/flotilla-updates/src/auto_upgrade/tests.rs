@@ -8,7 +8,7 @@ use flotilla_api::updates::update_run::{NodeImageSelectionType, RunAction, Upgra
 use flotilla_api::updates::{KubernetesVersionSpec, NodeImageVersionSpec};
 use proptest::prelude::*;
 
-use super::{Evaluation, evaluate, failed_trigger};
+use super::{Evaluation, evaluate, failed_trigger, generate_update_run};
 use crate::release::tests::{day, ga, image, lts, v};
 use crate::release::{Catalog, MemberVersion, generated_run_name};
 
@@ -141,6 +141,34 @@ fn the_generated_run_is_a_started_full_run_on_the_profiles_strategy_and_selectio
     assert_eq!(run.spec.state, Some(RunAction::Run));
     assert_eq!(run.spec.update_strategy_name.as_deref(), Some("two-stages"));
     assert_eq!(run.spec.auto_upgrade_profile_name.as_deref(), Some("rapid"));
+}
+
+#[test]
+fn generate_update_run_builds_the_triggers_run_without_starting_it() {
+    let (k, i) = (releases(), images());
+    let catalog = Catalog::new(&k, &i);
+    let spec = profile(Channel::Rapid);
+    let generated = generate_update_run("rapid", &spec, &catalog, day(25)).expect("a target");
+    assert_eq!(generated.spec.state, Some(RunAction::NotStarted));
+    let triggered = {
+        let watching = at(&spec, &AutoUpgradeProfileStatus::default(), 10).status;
+        at(&spec, &watching, 25).generate.expect("1.31.4 is new")
+    };
+    assert_eq!(
+        generated.name, triggered.name,
+        "the same release, the same run"
+    );
+    assert_eq!(
+        generated.spec.managed_cluster_update,
+        triggered.spec.managed_cluster_update
+    );
+    let mut pinned = profile(Channel::TargetKubernetesVersion);
+    pinned.target_kubernetes_version = Some("1.33".into());
+    let refused = generate_update_run("pinned", &pinned, &catalog, day(25)).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "1.33 is not released yet: the newest GA minor is 1.31"
+    );
 }
 
 #[test]
