@@ -16,6 +16,11 @@
 //! - **Long-term support** comes from the catalog: a minor has it when an available GA release
 //!   of it is marked `longTermSupport`. Such a minor stays supported for members under LTS after
 //!   it leaves the N−2 window; the provider ends it by withdrawing the releases.
+//! - **Consistent images resolve before the start and freeze at it** (AKS's documents
+//!   disagree): while a run is NotStarted its choice is recomputed on every pass and shown in
+//!   `status.nodeImageSelection` (as the FAQ promises, before the start); from the start on it
+//!   no longer changes, so every member of the run gets the same image even if a newer one
+//!   reaches all regions meanwhile.
 //! - Catalog entries whose version does not parse are never chosen.
 //! - A generated run is named `<profile>-<8 hex digits>`, hashing (FNV-1a) the profile, the
 //!   channel and the sorted versions, within AKS's 50-character run name rule.
