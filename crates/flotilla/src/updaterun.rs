@@ -8,11 +8,13 @@
 //! - `stop` sets `spec.state: Stop`: nothing new starts, upgrades in flight finish.
 //! - `skip` appends targets to `spec.skip`, each once.
 //!
-//! Changes are merge patches that carry the resourceVersion they were decided on, so the hub
-//! refuses one (409) when the run changed in between, and the command reads the run again:
-//! `spec.skip` is a list a merge patch replaces whole, so nothing written meanwhile is lost.
-//! What to write is decided by pure functions of the run as read ([`start`], [`stop`],
-//! [`skip`], [`run_object`]).
+//! Changes are merge patches of the spec. `start` and `stop` set fields to the value asked for,
+//! whatever was written meanwhile, so they carry no precondition (the controller rewrites the
+//! status often, and a precondition on the whole object would make them fail for nothing).
+//! `skip` rewrites a list a merge patch replaces whole, so its patch carries the
+//! resourceVersion it was decided on: the hub refuses it (409) when the run changed in between,
+//! and the command reads the run again, losing no target written meanwhile. What to write is
+//! decided by pure functions of the run as read ([`start`], [`stop`], [`skip`], [`run_object`]).
 
 use std::path::PathBuf;
 
@@ -36,7 +38,9 @@ pub const KUBECTL_KIND: &str = "updaterun.updates.flotilla.dev";
 pub const FIELD_MANAGER: &str = "flotilla";
 
 /// How many times a read-and-patch is retried when the run changes in between.
-const ATTEMPTS: usize = 5;
+const ATTEMPTS: u32 = 10;
+/// The pause before a retry, times the attempt's number.
+const BACKOFF: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The skip target types with their names on the command line (case-sensitive, as az's).
 const TARGET_TYPES: [(&str, SkipTargetType); 4] = [
@@ -318,7 +322,7 @@ fn target_text(target: &SkipTarget) -> String {
 /// What a command does to a run, decided from the run as read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
-    /// Send this merge patch (guarded by the run's resourceVersion), then print `done`.
+    /// Send this merge patch, then print `done`.
     Patch {
         /// The merge patch.
         patch: Value,
@@ -327,6 +331,14 @@ pub enum Change {
     },
     /// Nothing to write; tell the user why.
     Nothing(String),
+}
+
+/// The merge patch setting `spec` fields, whatever the run's version.
+fn set(spec: Value, done: String) -> Change {
+    Change::Patch {
+        patch: json!({ "spec": spec }),
+        done,
+    }
 }
 
 /// The merge patch setting `spec` fields of `run`, refused by the hub (409) if the run changed
@@ -367,8 +379,7 @@ pub fn start(run: &UpdateRun) -> Result<Change, String> {
         }
         UpdateState::Failed | UpdateState::Stopped => {
             let next = attempt.max(status.observed_attempt) + 1;
-            Ok(guarded(
-                run,
+            Ok(set(
                 json!({"state": "Run", "attempt": next}),
                 format!("{KUBECTL_KIND}/{name} started again (attempt {next})"),
             ))
@@ -376,8 +387,7 @@ pub fn start(run: &UpdateRun) -> Result<Change, String> {
         state if requested == RunAction::Run => Ok(Change::Nothing(format!(
             "{KUBECTL_KIND}/{name} is already running ({state:?})"
         ))),
-        _ => Ok(guarded(
-            run,
+        _ => Ok(set(
             json!({"state": "Run"}),
             format!("{KUBECTL_KIND}/{name} started"),
         )),
@@ -402,8 +412,7 @@ pub fn stop(run: &UpdateRun) -> Result<Change, String> {
         UpdateState::NotStarted if requested != RunAction::Run => Err(format!(
             "UpdateRun {name:?} has not started: there is nothing to stop"
         )),
-        _ => Ok(guarded(
-            run,
+        _ => Ok(set(
             json!({"state": "Stop"}),
             format!(
                 "{KUBECTL_KIND}/{name} stopping: nothing new starts; upgrades in flight finish"
@@ -489,8 +498,8 @@ fn not_in_run(status: &UpdateRunStatus, target: &SkipTarget) -> Option<String> {
     waitless.then(|| format!("stage {:?} has no after-stage wait", target.name))
 }
 
-/// Reads run `name`, decides the change, and writes it at the version read; re-reads and
-/// decides again when the hub says the run changed meanwhile.
+/// Reads run `name`, decides the change and writes it; re-reads and decides again when the
+/// hub says the run changed since it was read (a guarded patch).
 async fn change(
     name: &str,
     kubeconfig: Option<PathBuf>,
@@ -502,7 +511,8 @@ async fn change(
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..Default::default()
     };
-    for _ in 0..ATTEMPTS {
+    for attempt in 0..ATTEMPTS {
+        tokio::time::sleep(BACKOFF * attempt).await;
         let Some(run) = api.get_opt(name).await.context("reaching the hub")? else {
             bail!("UpdateRun {name:?} not found on the hub (`kubectl get updateruns` lists them)");
         };
@@ -784,7 +794,7 @@ status:
         assert_eq!(
             start(&planned("NotStarted", "")).unwrap(),
             Change::Patch {
-                patch: json!({"metadata": {"resourceVersion": "7"}, "spec": {"state": "Run"}}),
+                patch: json!({"spec": {"state": "Run"}}),
                 done: "updaterun.updates.flotilla.dev/r started".into(),
             }
         );
@@ -794,8 +804,7 @@ status:
             assert_eq!(
                 start(&again).unwrap(),
                 Change::Patch {
-                    patch: json!({"metadata": {"resourceVersion": "7"},
-                                  "spec": {"state": "Run", "attempt": 3}}),
+                    patch: json!({"spec": {"state": "Run", "attempt": 3}}),
                     done: "updaterun.updates.flotilla.dev/r started again (attempt 3)".into(),
                 },
                 "{state}"
@@ -838,7 +847,7 @@ status:
         for state in ["Running", "Pending"] {
             assert_eq!(
                 patch(stop(&planned(state, "state: Run")).unwrap()),
-                json!({"metadata": {"resourceVersion": "7"}, "spec": {"state": "Stop"}}),
+                json!({"spec": {"state": "Stop"}}),
                 "{state}"
             );
         }
