@@ -349,3 +349,21 @@ spec:
       maxSurge: 1
       unavailablePeriodSeconds: 1
 "#;
+
+/// `flotilla up` on `examples/fleets/cluster-updates.yaml` (six members in three regions and
+/// four update groups, with its own release catalog), its clock `speed` times real time, once
+/// every member reports its versions.
+pub fn update_fleet(speed: &str) -> HubProcess {
+    let fleet = examples_dir().join("fleets/cluster-updates.yaml");
+    let hub = HubProcess::start_with(&["--fleet", fleet.to_str().unwrap(), "--clock-speed", speed]);
+    eventually("6 members report their versions", 90, || {
+        let list = get_json(&hub, &["memberclusters"]);
+        let reported = list["items"]
+            .as_array()?
+            .iter()
+            .filter(|m| m["status"]["versions"]["kubernetesVersion"].is_string())
+            .count();
+        (reported == 6).then_some(())
+    });
+    hub
+}
