@@ -462,7 +462,7 @@ fn a_not_started_run_with_skips_keeps_its_status() {
     let at: jiff::Timestamp = skipped["completedTime"].as_str().unwrap().parse().unwrap();
     // A simulated hour later (six real seconds), the skip still dates from when it was made.
     eventually("a simulated hour to pass", within(120, SPEED), || {
-        let name = format!("clock-{}", rand_suffix());
+        let name = format!("clock-{}", next_number());
         hub.kubectl_ok(&["create", "configmap", &name]);
         let created = get_json(&hub, &["configmap", &name]);
         let now: jiff::Timestamp = created["metadata"]["creationTimestamp"]
@@ -481,7 +481,7 @@ fn a_not_started_run_with_skips_keeps_its_status() {
 }
 
 /// A name suffix unique within the test process.
-fn rand_suffix() -> u64 {
+fn next_number() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
