@@ -2,11 +2,13 @@
 //!
 //! `up` runs the whole system on one machine; `hub` runs the hub alone against a chosen store;
 //! `crds` prints the CustomResourceDefinitions; `bench` measures the store and API paths;
-//! `approve` and `status` are user conveniences for staged update runs.
+//! `approve` and `status` are user conveniences for staged update runs; `updaterun` and `gate`
+//! for cluster update runs.
 
 mod approve;
 mod bench;
 mod fleet_runner;
+mod gate;
 mod hub_clock;
 mod kubeconfig;
 mod member;
@@ -17,6 +19,7 @@ mod serve;
 mod status;
 mod tls;
 mod up;
+mod updaterun;
 
 use std::path::PathBuf;
 
@@ -61,6 +64,17 @@ enum Command {
     AutoUpgradeProfile {
         #[command(subcommand)]
         what: profile::ProfileCommand,
+    },
+    /// Create, start, stop and skip parts of cluster update runs (`az fleet updaterun`).
+    #[command(name = "updaterun")]
+    UpdateRun {
+        #[command(subcommand)]
+        what: updaterun::UpdateRunCommand,
+    },
+    /// Approve and list the gates of cluster update runs (`az fleet gate`).
+    Gate {
+        #[command(subcommand)]
+        what: gate::GateCommand,
     },
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
@@ -107,6 +121,8 @@ fn main() -> Result<()> {
         Command::Approve(args) => runtime.block_on(approve::run(args)),
         Command::Status { what } => runtime.block_on(status::run(what)),
         Command::AutoUpgradeProfile { what } => runtime.block_on(profile::run(what)),
+        Command::UpdateRun { what } => runtime.block_on(updaterun::run(what)),
+        Command::Gate { what } => runtime.block_on(gate::run(what)),
         Command::Crds => {
             for crd in flotilla_api::fleet_crds() {
                 println!("---");

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::update_runs::{flotilla_ok, group, member, run, stage, update_fleet, wait_state};
 use common::{HubProcess, eventually, examples_dir, get_json};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
@@ -17,57 +18,9 @@ const SPEED: &str = "600";
 const MEMBERS: [&str; 6] = ["east-a", "west-a", "eu-b", "east-c", "west-d", "eu-d"];
 const UBUNTU: &str = "AKSUbuntu-2204gen2containerd";
 
-fn update_fleet() -> HubProcess {
-    let fleet = examples_dir().join("fleets/cluster-updates.yaml");
-    let hub = HubProcess::start_with(&["--fleet", fleet.to_str().unwrap(), "--clock-speed", SPEED]);
-    eventually("6 members report their versions", 90, || {
-        let list = get_json(&hub, &["memberclusters"]);
-        let reported = list["items"]
-            .as_array()?
-            .iter()
-            .filter(|m| m["status"]["versions"]["kubernetesVersion"].is_string())
-            .count();
-        (reported == 6).then_some(())
-    });
-    hub
-}
-
 fn apply(hub: &HubProcess, name: &str) {
     let path = examples_dir().join("updates").join(name);
     hub.kubectl_ok(&["apply", "-f", path.to_str().unwrap()]);
-}
-
-fn run(hub: &HubProcess, name: &str) -> Value {
-    get_json(hub, &["updaterun", name])
-}
-
-/// The status entry of `member` in a run.
-fn member<'v>(run: &'v Value, name: &str) -> &'v Value {
-    run["status"]["stages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|s| s["groups"].as_array().into_iter().flatten())
-        .flat_map(|g| g["members"].as_array().into_iter().flatten())
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not in the run: {run}"))
-}
-
-fn stage<'v>(run: &'v Value, name: &str) -> &'v Value {
-    run["status"]["stages"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("no stage {name}: {run}"))
-}
-
-fn group<'v>(run: &'v Value, name: &str) -> &'v Value {
-    run["status"]["stages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|s| s["groups"].as_array().into_iter().flatten())
-        .find(|g| g["name"] == name)
-        .unwrap_or_else(|| panic!("no group {name}: {run}"))
 }
 
 fn time(value: &Value) -> Timestamp {
@@ -91,16 +44,9 @@ fn versions(hub: &HubProcess, name: &str) -> (String, String) {
     )
 }
 
-fn wait_state(hub: &HubProcess, name: &str, state: &str, secs: u64) -> Value {
-    eventually(&format!("run {name} {state}"), secs, || {
-        let run = run(hub, name);
-        (run["status"]["state"] == state).then_some(run)
-    })
-}
-
 #[test]
 fn cluster_update_runs_end_to_end() {
-    let hub = update_fleet();
+    let hub = update_fleet(SPEED);
     let kv = hub.kubectl_ok(&["get", "kubernetesversions"]);
     assert!(kv.contains("1.32.0") && kv.contains("1.31.2"), "{kv}");
 
@@ -273,7 +219,7 @@ fn simulated_now(hub: &HubProcess) -> Timestamp {
 
 #[test]
 fn a_new_rapid_release_generates_an_auto_upgrade_run_that_completes() {
-    let hub = update_fleet();
+    let hub = update_fleet(SPEED);
     apply(&hub, "fleet-update-strategy.yaml");
     apply(&hub, "auto-upgrade-profile.yaml");
     // A new profile records where its channel is and waits for the next release.
@@ -378,14 +324,10 @@ fn a_new_rapid_release_generates_an_auto_upgrade_run_that_completes() {
     assert_eq!(runs.lines().count(), 1, "{runs}");
 
     // Generating by hand for the same release finds the same run, unchanged.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["autoupgradeprofile", "generate-update-run", "-n", "rapid"])
-        .arg("--kubeconfig")
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("run flotilla");
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{out:?}");
+    let said = flotilla_ok(
+        &hub,
+        &["autoupgradeprofile", "generate-update-run", "-n", "rapid"],
+    );
     assert!(
         said.contains(&format!("updaterun.updates.flotilla.dev/{name} unchanged")),
         "{said}"

@@ -1,6 +1,8 @@
 //! Test support: a real `flotilla up` process on a free port, driven by the real kubectl.
 #![allow(dead_code)]
 
+pub mod update_runs;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
