@@ -56,7 +56,11 @@ pub fn advance(status: &mut UpdateRunStatus, obs: &Observed) -> Outcome {
         stop: obs.action == RunAction::Stop,
         out: Outcome::default(),
     };
-    for name in skip::apply(status, obs.skip, now) {
+    // Until the start the plan is laid out afresh on every pass: skips show, nothing runs and
+    // nothing is stamped, so the status comes out the same until something changes.
+    let not_started =
+        obs.action == RunAction::NotStarted && status.progress.state == UpdateState::NotStarted;
+    for name in skip::apply(status, obs.skip, (!not_started).then_some(now)) {
         pass.out.actions.push(Action::SetGateState {
             name,
             state: GateState::Skipped,
@@ -71,7 +75,7 @@ pub fn advance(status: &mut UpdateRunStatus, obs: &Observed) -> Outcome {
     let mut failed = None;
     let mut reached = true;
     for stage in &mut status.stages {
-        if reached {
+        if reached && !not_started {
             observe_members(stage, obs);
             let state = pass.stage(stage);
             if state == UpdateState::Failed {
@@ -93,16 +97,15 @@ pub fn advance(status: &mut UpdateRunStatus, obs: &Observed) -> Outcome {
     let done = members().filter(|m| m.progress.state.is_final()).count();
     status.failure_count = status.stages.iter().map(|s| s.failure_count).sum();
     status.progress_summary = Some(format!("{done}/{total}"));
-    let state = match obs.action {
-        RunAction::NotStarted if status.progress.state == UpdateState::NotStarted => {
-            UpdateState::NotStarted
-        }
-        _ => rollup::run(
+    let state = if not_started {
+        UpdateState::NotStarted
+    } else {
+        rollup::run(
             rollup::children(stages_state),
             failed.is_some(),
             pass.stop,
             in_flight,
-        ),
+        )
     };
     stamp(&mut status.progress, state, now);
     status.progress.error = match failed {

@@ -11,13 +11,23 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 pub const SKIPPED_BY_USER: &str = "SkippedByUser";
 
 /// Marks `progress` Skipped by the user unless it is final or running (an upgrade in flight
-/// is never aborted).
-fn skip(progress: &mut Progress, what: &str, now: Timestamp) -> bool {
-    if progress.state.is_final() || progress.state == UpdateState::Running {
+/// is never aborted). `now` is `None` before the run starts: a skip then has no time (the
+/// plan is laid out again on every pass until the start, and must come out the same).
+fn skip(progress: &mut Progress, what: &str, now: Option<Timestamp>) -> bool {
+    if progress.state == UpdateState::Running {
+        return false;
+    }
+    end_wait(progress, what, now)
+}
+
+/// Marks `progress` Skipped by the user unless it is final: for a wait, which (unlike an
+/// upgrade) may be cut short while it runs.
+fn end_wait(progress: &mut Progress, what: &str, now: Option<Timestamp>) -> bool {
+    if progress.state.is_final() {
         return false;
     }
     progress.state = UpdateState::Skipped;
-    progress.completed_time = Some(Time(now));
+    progress.completed_time = now.map(Time);
     progress.error = Some(ErrorDetail {
         code: SKIPPED_BY_USER.to_string(),
         message: format!("{what} skipped by the user"),
@@ -26,7 +36,7 @@ fn skip(progress: &mut Progress, what: &str, now: Timestamp) -> bool {
 }
 
 /// Skips the gates that are not yet final; returns the names of gate objects to mark Skipped.
-fn skip_gates(gates: &mut [GateStatus], now: Timestamp, skipped: &mut Vec<String>) {
+fn skip_gates(gates: &mut [GateStatus], now: Option<Timestamp>, skipped: &mut Vec<String>) {
     for gate in gates {
         if gate.progress.state.is_final() {
             continue;
@@ -41,7 +51,7 @@ fn skip_gates(gates: &mut [GateStatus], now: Timestamp, skipped: &mut Vec<String
 }
 
 /// Skips a group: its members not yet upgrading and its gates.
-fn skip_group(group: &mut GroupStatus, now: Timestamp, skipped: &mut Vec<String>) {
+fn skip_group(group: &mut GroupStatus, now: Option<Timestamp>, skipped: &mut Vec<String>) {
     for member in &mut group.members {
         skip(
             &mut member.progress,
@@ -54,20 +64,25 @@ fn skip_group(group: &mut GroupStatus, now: Timestamp, skipped: &mut Vec<String>
 }
 
 /// Skips a stage: its groups, gates and wait.
-fn skip_stage(stage: &mut StageStatus, now: Timestamp, skipped: &mut Vec<String>) {
+fn skip_stage(stage: &mut StageStatus, now: Option<Timestamp>, skipped: &mut Vec<String>) {
     for group in &mut stage.groups {
         skip_group(group, now, skipped);
     }
     skip_gates(&mut stage.before_gates, now, skipped);
     skip_gates(&mut stage.after_gates, now, skipped);
     if let Some(wait) = &mut stage.after_stage_wait_status {
-        skip(&mut wait.progress, "after-stage wait", now);
+        end_wait(&mut wait.progress, "after-stage wait", now);
     }
 }
 
-/// Applies every skip target; returns the gate objects to mark Skipped. Targets naming
-/// nothing in the run are ignored (they may name a member that left before the start).
-pub fn apply(status: &mut UpdateRunStatus, targets: &[SkipTarget], now: Timestamp) -> Vec<String> {
+/// Applies every skip target at `now` (`None`: the run has not started, and skips carry no
+/// time); returns the gate objects to mark Skipped. Targets naming nothing in the run are
+/// ignored (they may name a member that left before the start).
+pub fn apply(
+    status: &mut UpdateRunStatus,
+    targets: &[SkipTarget],
+    now: Option<Timestamp>,
+) -> Vec<String> {
     let mut skipped = Vec::new();
     for target in targets {
         for stage in &mut status.stages {
@@ -77,7 +92,7 @@ pub fn apply(status: &mut UpdateRunStatus, targets: &[SkipTarget], now: Timestam
                 }
                 SkipTargetType::AfterStageWait if stage.name == target.name => {
                     if let Some(wait) = &mut stage.after_stage_wait_status {
-                        skip(&mut wait.progress, "after-stage wait", now);
+                        end_wait(&mut wait.progress, "after-stage wait", now);
                     }
                 }
                 SkipTargetType::Group => {

@@ -271,6 +271,68 @@ fn skips_at_every_level() {
 }
 
 #[test]
+fn a_running_after_stage_wait_can_be_skipped() {
+    let mut w = World::new(two_stage_strategy(), &fleet());
+    w.pass();
+    w.finish_upgrades();
+    w.pass();
+    w.finish_upgrades();
+    w.pass();
+    let wait = |w: &World| {
+        w.status.stages[0]
+            .after_stage_wait_status
+            .as_ref()
+            .unwrap()
+            .progress
+            .state
+    };
+    assert_eq!(wait(&w), UpdateState::Running, "the hour's wait runs");
+    w.advance_time(SignedDuration::from_mins(5));
+    w.skip = vec![SkipTarget {
+        target_type: SkipTargetType::AfterStageWait,
+        name: "test".into(),
+    }];
+    w.pass();
+    assert_eq!(wait(&w), UpdateState::Skipped);
+    assert_eq!(w.stage_state("test"), UpdateState::Completed);
+    assert_eq!(
+        w.started(),
+        ["a1", "b1", "a2", "c1", "d1"],
+        "prod starts at once"
+    );
+}
+
+#[test]
+fn skips_before_the_start_show_and_change_nothing_else_until_it() {
+    let mut w = World::new(two_stage_strategy(), &fleet());
+    w.action = RunAction::NotStarted;
+    w.skip = vec![
+        SkipTarget {
+            target_type: SkipTargetType::Member,
+            name: "a1".into(),
+        },
+        SkipTarget {
+            target_type: SkipTargetType::AfterStageWait,
+            name: "test".into(),
+        },
+    ];
+    w.pass();
+    let first = w.status.clone();
+    assert_eq!(w.state("a1"), UpdateState::Skipped);
+    assert_eq!(w.member("a1").progress.completed_time, None);
+    assert_eq!(w.stage_state("test"), UpdateState::NotStarted);
+    assert_eq!(w.group_state("a"), UpdateState::NotStarted);
+    assert_eq!(w.status.progress.state, UpdateState::NotStarted);
+    w.advance_time(SignedDuration::from_mins(1));
+    w.pass();
+    assert_eq!(w.status, first, "a later pass writes nothing new");
+    assert!(w.started().is_empty());
+    w.action = RunAction::Run;
+    w.pass();
+    assert_eq!(w.started(), ["a2", "b1"], "a1 stays skipped");
+}
+
+#[test]
 fn members_already_at_target_are_skipped_and_a_fully_skipped_run_is_skipped() {
     let mut w = World::new(two_stage_strategy(), &fleet());
     for m in ["a1", "a2", "b1", "c1", "c2", "d1"] {
