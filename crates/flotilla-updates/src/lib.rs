@@ -7,6 +7,7 @@
 //! call the core and write status once.
 
 pub mod controller;
+pub mod fleet;
 pub mod quota;
 pub mod release;
 pub mod run;
