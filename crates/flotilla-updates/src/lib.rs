@@ -8,6 +8,7 @@
 
 pub mod controller;
 pub mod fleet;
+pub mod forecast;
 pub mod quota;
 pub mod release;
 pub mod run;
