@@ -14,7 +14,8 @@
 //! - **The run is started or resumed now** (`state: Run`, the run's `attempt` and `skip` as
 //!   they are). A NotStarted run is laid out as the controller would at `now` (strategy,
 //!   plan, Consistent images); a Running, Pending or Stopped run continues from its status
-//!   (the member set and images it froze at its start). A finished run forecasts nothing new.
+//!   (the member set and images it froze at its start). A finished run forecasts nothing new
+//!   (it ends when it ended), unless its `attempt` was raised: then the rerun is forecast.
 //! - **Upgrades take the provider's expected durations** (`status.versions.expectedDurations`
 //!   of each member), counted as the member agent's executor works: the control plane when
 //!   the order names a Kubernetes version, then every node of each pool whose image family

@@ -387,6 +387,18 @@ impl<'v, 'a> Simulation<'v, 'a> {
 
     /// Runs passes until the run is final or can make no progress within the horizon.
     pub(super) fn run(&mut self, status: &mut UpdateRunStatus) -> End {
+        let rerun = self.spec.attempt.unwrap_or(0) > status.observed_attempt;
+        if status.progress.state.is_final() && !rerun {
+            return End::Finished {
+                at: status
+                    .progress
+                    .completed_time
+                    .as_ref()
+                    .map_or(self.now, |t| t.0),
+                state: status.progress.state,
+                message: status.progress.error.as_ref().map(|e| e.message.clone()),
+            };
+        }
         let mut marks = Marks::of(status);
         let horizon = self.start + self.assumptions.horizon;
         let mut at_once = 0;

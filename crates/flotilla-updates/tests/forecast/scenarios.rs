@@ -417,3 +417,28 @@ fn large_groups_are_summarised_unless_printed_in_full() {
     assert!(full.contains("a2  starts upgrading"), "{full}");
     assert!(!brief.contains("a2  starts upgrading"), "{brief}");
 }
+
+#[test]
+fn a_failed_run_forecasts_nothing_unless_its_attempt_is_raised() {
+    let fleet = fleet_of(&[("a0", "a"), ("a1", "a"), ("a2", "a")]);
+    let mut run = under_way(&fleet);
+    let status = run.status.as_mut().unwrap();
+    let failed = flotilla_api::updates::update_run::Progress {
+        state: UpdateState::Failed,
+        start_time: Some(Time(plus(-10))),
+        completed_time: Some(Time(plus(-5))),
+        error: None,
+    };
+    status.progress = failed.clone();
+    status.stages[0].progress = failed.clone();
+    status.stages[0].groups[0].progress = failed.clone();
+    status.stages[0].groups[0].members[1].progress = failed;
+    let f = plan(&run, &fleet, &Assumptions::default());
+    assert_eq!(f.finish(), Some(plus(-5)));
+    assert!(f.entries.is_empty());
+    // A rerun retries a1, then a2; a0 stays upgraded.
+    run.spec.attempt = Some(1);
+    let f = plan(&run, &fleet, &Assumptions::default());
+    assert_eq!(starts(&f), at(&[("a1", 0), ("a2", 25)]));
+    assert_eq!(f.finish(), Some(plus(50)));
+}
