@@ -442,3 +442,47 @@ fn a_failed_run_forecasts_nothing_unless_its_attempt_is_raised() {
     assert_eq!(starts(&f), at(&[("a1", 0), ("a2", 25)]));
     assert_eq!(f.finish(), Some(plus(50)));
 }
+
+#[test]
+fn a_scheduled_start_holds_its_stage_until_its_time_also_when_reached_before_the_forecast() {
+    let fleet = fleet_of(&[("a1", "a"), ("b1", "b")]);
+    let gate = json!([{"type": "ScheduledStart", "scheduledStartConfiguration":
+        {"startDay": "Saturday", "startTime": "13:00", "utcOffset": "+01:00"}}]);
+    let strategy = json!({"stages": [
+        {"name": "one", "groups": [{"name": "a"}]},
+        {"name": "two", "groups": [{"name": "b"}], "beforeGates": gate},
+    ]});
+    // Saturday midnight UTC: a1 until 00:25, then the gate until 12:00 UTC.
+    let mut run = run(strategy);
+    let f = plan(&run, &fleet, &Assumptions::default());
+    assert_eq!(starts(&f), at(&[("a1", 0), ("b1", 12 * 60)]));
+    let reached = f
+        .entries
+        .iter()
+        .find(|e| matches!(e.event, Event::GateReached { .. }))
+        .unwrap();
+    assert_eq!(
+        (reached.at, &reached.event),
+        (
+            plus(25),
+            &Event::GateReached {
+                needs_approval: false,
+                until: Some(plus(12 * 60))
+            }
+        )
+    );
+    // The run as it stands at 06:00 (a forecast that looks no further), forecast again on
+    // Sunday: the gate keeps the time computed when it was reached (Saturday, past), not
+    // the next Saturday.
+    let short = Assumptions {
+        horizon: SignedDuration::from_hours(6),
+        ..Assumptions::default()
+    };
+    let f = plan(&run, &fleet, &short);
+    assert!(matches!(f.end, End::Stuck { .. }), "{:?}", f.end);
+    run.spec.state = Some(RunAction::Run);
+    run.status = Some(f.status);
+    let sunday = plus(24 * 60);
+    let f = forecast(&run, None, &fleet.view(), sunday, &Assumptions::default()).unwrap();
+    assert_eq!(starts(&f), [("b1".to_string(), sunday)]);
+}
