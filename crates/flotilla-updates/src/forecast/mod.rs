@@ -35,11 +35,15 @@
 //!   as listed (releases still arrive in regions at their listed `availableAt`), and the
 //!   versions members report stay as they are (readiness is asked of the versions reported
 //!   now).
-//! - **Passes happen when something changes**: after every pass that acted, at every
-//!   upgrade completion or approval, and at the times a pass asks to look again (a wait
-//!   ends, a window opens, a release arrives, a scheduled start comes) — as the controller is
-//!   woken. Window facts are evaluated at each pass's time, so a member whose window closes
-//!   while it waits for a slot goes Pending at the next pass, as it would live.
+//! - **Passes happen when something changes**, as the controller is woken: at every upgrade
+//!   completion or approval, and at the times a pass asks to look again (a wait ends, a
+//!   window opens, a release arrives, a scheduled start comes). The controller's extra pass
+//!   right after its own actions is left out: a pass already counts what its actions do (an
+//!   upgrade Running, a gate Pending), so that pass would change nothing; a pass is repeated
+//!   at one instant only when the world changed by itself or the pass asked to look again at
+//!   once. Window facts are those of each pass's time (kept with the instant they next
+//!   change rather than recomputed every pass), so a member whose window closes while it
+//!   waits for a slot goes Pending at the next pass, as it would live.
 //! - **Bounded**: when nothing is due to happen, or nothing before [`Assumptions::horizon`]
 //!   (default one year) after `now`, the forecast ends [`End::Stuck`] naming the pending
 //!   members and gates and why.
