@@ -82,13 +82,8 @@ impl<'a> FleetView<'a> {
         }
     }
 
-    /// The release catalog.
-    pub fn catalog(&self) -> &Catalog<'a> {
-        &self.catalog
-    }
-
     /// The members as a plan lays them out.
-    pub fn plan_members(&self) -> Vec<PlanMember> {
+    fn plan_members(&self) -> Vec<PlanMember> {
         self.members
             .iter()
             .map(|(name, m)| PlanMember {
@@ -104,7 +99,7 @@ impl<'a> FleetView<'a> {
     }
 
     /// What the release rules need about member `name`.
-    pub fn facts(&self, name: &str) -> Option<MemberFacts<'a>> {
+    fn facts(&self, name: &str) -> Option<MemberFacts<'a>> {
         let member = *self.members.get(name)?;
         Some(MemberFacts {
             region: region(member),

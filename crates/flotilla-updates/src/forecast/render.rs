@@ -122,6 +122,11 @@ impl Renderer<'_> {
             Event::InFlight { until } => {
                 format!("is upgrading; expected to finish at {}", self.when(*until))
             }
+            Event::Pending {
+                message,
+                until: Some(until),
+                ..
+            } => format!("pending until {}: {message}", self.when(*until)),
             Event::Pending { message, .. } => format!("pending: {message}"),
             Event::GateReached {
                 needs_approval,

@@ -77,6 +77,9 @@ pub enum Event {
         code: String,
         /// Why, as the status says.
         message: String,
+        /// For a member: when it stops waiting for this reason (starts, is skipped, or waits
+        /// for another); `None` when it does not within the forecast, and for other levels.
+        until: Option<Timestamp>,
     },
     /// A gate is reached.
     GateReached {
@@ -129,8 +132,14 @@ struct GroupMarks {
     state: UpdateState,
     before: Vec<UpdateState>,
     after: Vec<UpdateState>,
-    /// State and, while Pending, why.
-    members: Vec<(UpdateState, Option<String>)>,
+    members: Vec<MemberMark>,
+}
+
+/// What was last seen of a member.
+struct MemberMark {
+    state: UpdateState,
+    /// While Pending: why, and the entry that says so (to fill in its end).
+    pending: Option<(String, usize)>,
 }
 
 /// Where an entry is in the run.
@@ -165,7 +174,10 @@ impl Marks {
                             members: g
                                 .members
                                 .iter()
-                                .map(|m| (m.progress.state, pending_message(m)))
+                                .map(|m| MemberMark {
+                                    state: m.progress.state,
+                                    pending: None,
+                                })
                                 .collect(),
                         })
                         .collect(),
@@ -276,13 +288,6 @@ fn running(state: UpdateState) -> bool {
     matches!(state, UpdateState::Running | UpdateState::Stopping)
 }
 
-/// A Pending member's message.
-fn pending_message(member: &MemberStatus) -> Option<String> {
-    (member.progress.state == UpdateState::Pending)
-        .then(|| member.progress.error.as_ref().map(|e| e.message.clone()))
-        .flatten()
-}
-
 /// The event of a level reaching `state` (final, Pending or otherwise running).
 fn final_event(
     state: UpdateState,
@@ -296,6 +301,7 @@ fn final_event(
         UpdateState::Pending => Event::Pending {
             code: error.map(|e| e.code.clone()).unwrap_or_default(),
             message: why(),
+            until: None,
         },
         _ => Event::Started,
     }
@@ -366,26 +372,28 @@ impl Out<'_> {
                     Subject::Run => "its current stage is held".to_string(),
                     _ => "what is left of it waits (pending members or a gate)".to_string(),
                 },
+                until: None,
             },
             _ => final_event(state, error),
         };
         self.push(place, subject, event);
     }
 
-    /// A member changed state (or, Pending, its reason).
-    fn member(
-        &mut self,
-        place: Place,
-        mark: &mut (UpdateState, Option<String>),
-        member: &MemberStatus,
-    ) {
+    /// A member changed state (or, Pending, its reason); a Pending entry it leaves gets its
+    /// end.
+    fn member(&mut self, place: Place, mark: &mut MemberMark, member: &MemberStatus) {
         let state = member.progress.state;
-        if state == mark.0 {
-            let same_reason = state != UpdateState::Pending
-                || member.progress.error.as_ref().map(|e| &e.message) == mark.1.as_ref();
-            if same_reason {
-                return;
-            }
+        let reason = member.progress.error.as_ref().map(|e| &e.message);
+        if state == mark.state
+            && (state != UpdateState::Pending
+                || reason == mark.pending.as_ref().map(|(why, _)| why))
+        {
+            return;
+        }
+        if let Some((_, index)) = mark.pending.take()
+            && let Event::Pending { until, .. } = &mut self.entries[index].event
+        {
+            *until = Some(self.at);
         }
         let event = match (state, self.facts.starts.get(&member.name)) {
             (UpdateState::Running, Some((to, takes, assumed))) => Event::Upgrading {
@@ -395,7 +403,10 @@ impl Out<'_> {
             },
             _ => final_event(state, member.progress.error.as_ref()),
         };
-        *mark = (state, pending_message(member));
+        mark.state = state;
+        if state == UpdateState::Pending {
+            mark.pending = Some((reason.cloned().unwrap_or_default(), self.entries.len()));
+        }
         self.push(place, Subject::Member(member.name.clone()), event);
     }
 

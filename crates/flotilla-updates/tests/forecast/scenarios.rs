@@ -144,10 +144,16 @@ fn closed_windows_start_at_their_next_opening_in_priority_order() {
             t0(),
             &Event::Pending {
                 code: "MaintenanceWindowClosed".into(),
-                message: "maintenance window closed; next opening 2026-11-21T06:00:00Z (daily 06:00 for 4h, UTC+00:00)".into()
+                message: "maintenance window closed; next opening 2026-11-21T06:00:00Z (daily 06:00 for 4h, UTC+00:00)".into(),
+                until: Some(plus(360)),
             }
         ),
         "{m1:?}"
+    );
+    let text = render(&f, &RenderOptions::default());
+    assert!(
+        text.contains("m1  pending until +6h (2026-11-21 06:00): maintenance window closed"),
+        "{text}"
     );
 }
 
@@ -241,6 +247,7 @@ fn a_release_late_in_a_region_holds_its_members_until_it_arrives_or_past_the_hor
         ("2026-11-23T00:00:00Z", false),
         ("2028-01-01T00:00:00Z", true),
     ] {
+        let arrival: Timestamp = arrives.parse().unwrap();
         let mut fleet = Fleet::with_late_releases(&[("westus", arrives)]);
         fleet.member("e1", "a", "eastus", 3, Some((600, 300)));
         fleet.member("w1", "a", "westus", 3, Some((600, 300)));
@@ -253,12 +260,12 @@ fn a_release_late_in_a_region_holds_its_members_until_it_arrives_or_past_the_hor
                 plus(25),
                 &Event::Pending {
                     code: "KubernetesVersionNotAvailable".into(),
-                    message: "Kubernetes version 1.31.2 is not available in region westus".into()
+                    message: "Kubernetes version 1.31.2 is not available in region westus".into(),
+                    until: (!stuck).then_some(arrival),
                 }
             )
         );
         if !stuck {
-            let arrival: Timestamp = arrives.parse().unwrap();
             assert_eq!(
                 starts(&f),
                 [("e1".to_string(), t0()), ("w1".to_string(), arrival)]
