@@ -8,6 +8,8 @@
 
 pub mod auto_upgrade;
 pub mod controller;
+pub mod fleet;
+pub mod forecast;
 pub mod quota;
 pub mod release;
 pub mod run;

@@ -1,15 +1,15 @@
 //! One reconcile of an `UpdateRun`: plan it while it has not started, run a pass, carry out
-//! the pass's actions, write the status once.
+//! the pass's actions, write the status once. Every decision is taken by the pure core over a
+//! [`FleetView`] of the controller's caches; only fetching a named strategy and the writes
+//! happen here.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
 use flotilla_api::updates::gate::{GateResourceStatus, GateState};
 use flotilla_api::updates::member_upgrade::{MemberUpgradeSpec, UPGRADE_RUN_LABEL};
 use flotilla_api::updates::update_run::{
-    ErrorDetail, NodeImageSelectionType, NodeImageVersionRef, RunAction, SelectedNodeImages,
-    UpdateRunStatus, UpdateState, UpgradeType,
+    ErrorDetail, RunAction, UpdateRunStatus, UpdateState, UpgradeType,
 };
 use flotilla_api::updates::{FleetUpdateStrategy, Gate, MemberUpgrade, UpdateRun};
 use jiff::Timestamp;
@@ -20,12 +20,9 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
-use super::observe::{self, Members};
-use super::{Context, ControllerError, MANAGER};
-use crate::release::{Catalog, KubeVersion, KubernetesTarget, NodeImage};
-use crate::run::init::{implicit_strategy, plan};
+use super::{Context, ControllerError, MANAGER, observe};
+use crate::fleet::{FleetView, run_strategy, strategy_to_fetch};
 use crate::run::{Action, Observed, advance};
-use crate::target::{RunTarget, readiness};
 use crate::window::next_scheduled_start;
 
 /// Error code of a run whose strategy cannot be used.
@@ -43,53 +40,26 @@ pub(crate) async fn reconcile(
     let name = run.name_any();
     let before = run.status.clone().unwrap_or_default();
     let mut status = before.clone();
-    let members = Members::of(&ctx);
-    let kubernetes = ctx.kubernetes.state();
-    let images = ctx.images.state();
-    let catalog = Catalog::new(
-        kubernetes.iter().map(|k| &k.spec),
-        images.iter().map(|i| &i.spec),
+    let (members, windows) = (ctx.members.state(), ctx.windows.state());
+    let (kubernetes, images) = (ctx.kubernetes.state(), ctx.images.state());
+    let fleet = FleetView::new(
+        members.iter().map(|m| &**m),
+        windows.iter().map(|w| &**w),
+        kubernetes.iter().map(|k| &**k),
+        images.iter().map(|i| &**i),
     );
-    let update = &run.spec.managed_cluster_update;
-    let selection = update
-        .node_image_selection
-        .as_ref()
-        .map(|s| s.selection_type)
-        .unwrap_or_default();
-    if status.progress.state == UpdateState::NotStarted {
-        if !prepare(&ctx, &run, &mut status, &members).await? {
-            return write(&ctx, &run, &before, status).await;
-        }
-        if selection == NodeImageSelectionType::Consistent {
-            let usage = members.image_usage(&status);
-            let chosen =
-                catalog.consistent_images(usage.iter().map(|(r, f)| (r.as_str(), f.as_str())), now);
-            status.node_image_selection = Some(SelectedNodeImages {
-                selected_node_image_versions: chosen
-                    .values()
-                    .flatten()
-                    .map(|image| NodeImageVersionRef {
-                        version: image.to_string(),
-                    })
-                    .collect(),
-            });
-        }
+    if status.progress.state == UpdateState::NotStarted
+        && !prepare(&ctx, &run, &mut status, &fleet, now).await?
+    {
+        return write(&ctx, &run, &before, status).await;
     }
-    let target = RunTarget {
-        upgrade_type: update.upgrade.upgrade_type,
-        kubernetes: kubernetes_target(&catalog, update.upgrade.kubernetes_version.as_deref(), now),
-        selection,
-        images: chosen_images(&run, &status, selection),
-        catalog: &catalog,
-    };
+    let upgrade_type = run.spec.managed_cluster_update.upgrade.upgrade_type;
     let outcome = {
-        let windows = observe::windows(&ctx, &status, update.upgrade.upgrade_type, now);
+        let target = fleet.target(&run.spec, &status, now);
+        let windows = fleet.window_facts(&status, upgrade_type, now);
         let upgrades = observe::upgrades(&ctx, &name);
         let gates = observe::gates(&ctx, &name);
-        let ready = |member: &str| match members.facts(member) {
-            Some(facts) => readiness(&target, &facts, now),
-            None => crate::run::Readiness::Skip("the member has left the fleet".to_string()),
-        };
+        let ready = |member: &str| fleet.readiness(&target, member, now);
         let scheduled = |config: &_| next_scheduled_start(config, now).ok();
         let obs = Observed {
             now,
@@ -106,7 +76,7 @@ pub(crate) async fn reconcile(
         advance(&mut status, &obs)
     };
     for action in outcome.actions {
-        carry_out(&ctx, &run, update.upgrade.upgrade_type, action).await?;
+        carry_out(&ctx, &run, upgrade_type, action).await?;
     }
     if let Some(at) = outcome.recheck_at {
         ctx.deadlines.schedule(at, ObjectRef::from_obj(&*run));
@@ -114,44 +84,40 @@ pub(crate) async fn reconcile(
     write(&ctx, &run, &before, status).await
 }
 
-/// Lays the run's strategy over the fleet while it has not started. Returns false (with the
-/// reason in the status) when the strategy cannot be used yet.
+/// Lays the run's strategy over the fleet while it has not started (fetching the strategy it
+/// names, the first time). Returns false (with the reason in the status) when the strategy
+/// cannot be used yet.
 async fn prepare(
     ctx: &Context,
     run: &UpdateRun,
     status: &mut UpdateRunStatus,
-    members: &Members,
+    fleet: &FleetView<'_>,
+    now: Timestamp,
 ) -> Result<bool, ControllerError> {
-    let strategy = match (&run.spec.strategy, &run.spec.update_strategy_name) {
-        (Some(inline), _) => inline.clone(),
-        (None, Some(name)) => match &status.strategy {
-            Some(copied) => copied.clone(),
-            None => {
-                let api = Api::<FleetUpdateStrategy>::all(ctx.client.clone());
-                match api.get_opt(name).await? {
-                    Some(found) => found.spec,
-                    None => {
-                        status.progress.error = Some(ErrorDetail {
-                            code: INVALID_STRATEGY.to_string(),
-                            message: format!("FleetUpdateStrategy {name} not found"),
-                        });
-                        return Ok(false);
-                    }
-                }
-            }
-        },
-        (None, None) => implicit_strategy(),
+    let fetched = match strategy_to_fetch(&run.spec, status) {
+        Some(name) => Api::<FleetUpdateStrategy>::all(ctx.client.clone())
+            .get_opt(name)
+            .await?
+            .map(|found| found.spec),
+        None => None,
     };
-    status.strategy = Some(strategy.clone());
-    match plan(&strategy, &members.plan()) {
-        Ok(stages) => {
-            status.stages = stages;
+    let strategy = match run_strategy(&run.spec, status, fetched.as_ref()) {
+        Ok(strategy) => strategy,
+        Err(error) => {
+            status.progress.error = Some(ErrorDetail {
+                code: INVALID_STRATEGY.to_string(),
+                message: error.to_string(),
+            });
+            return Ok(false);
+        }
+    };
+    match fleet.prepare(&run.spec, status, strategy, now) {
+        Ok(()) => {
             status.progress.error = None;
             Ok(true)
         }
         Err(e) => {
-            let failed = run.spec.state == Some(RunAction::Run);
-            if failed {
+            if run.spec.state == Some(RunAction::Run) {
                 status.progress.state = UpdateState::Failed;
             }
             status.progress.error = Some(ErrorDetail {
@@ -161,50 +127,6 @@ async fn prepare(
             Ok(false)
         }
     }
-}
-
-/// The run's Kubernetes target, judged against the support window now.
-fn kubernetes_target(
-    catalog: &Catalog,
-    version: Option<&str>,
-    now: Timestamp,
-) -> Option<KubernetesTarget> {
-    let version = KubeVersion::parse(version?).ok()?;
-    Some(match catalog.support_window(now) {
-        Some(window) => KubernetesTarget::new(version, &window),
-        None => KubernetesTarget {
-            version,
-            requires_long_term_support: false,
-        },
-    })
-}
-
-/// Per family, the image a Consistent or Custom run upgrades to.
-fn chosen_images(
-    run: &UpdateRun,
-    status: &UpdateRunStatus,
-    selection: NodeImageSelectionType,
-) -> BTreeMap<String, Option<NodeImage>> {
-    let listed: Vec<&NodeImageVersionRef> = match selection {
-        NodeImageSelectionType::Latest => Vec::new(),
-        NodeImageSelectionType::Consistent => status
-            .node_image_selection
-            .iter()
-            .flat_map(|s| &s.selected_node_image_versions)
-            .collect(),
-        NodeImageSelectionType::Custom => run
-            .spec
-            .managed_cluster_update
-            .node_image_selection
-            .iter()
-            .flat_map(|s| &s.custom_node_image_versions)
-            .collect(),
-    };
-    listed
-        .into_iter()
-        .filter_map(|r| NodeImage::parse(&r.version).ok())
-        .map(|image| (image.family.clone(), Some(image)))
-        .collect()
 }
 
 /// The run as owner of what it creates, so deleting it deletes them.

@@ -76,7 +76,13 @@ pub fn advance(status: &mut UpdateRunStatus, obs: &Observed) -> Outcome {
     let mut reached = true;
     for stage in &mut status.stages {
         if reached && !not_started {
-            observe_members(stage, obs);
+            // A completed or skipped stage has no upgrade in flight left to observe.
+            if !matches!(
+                stage.progress.state,
+                UpdateState::Completed | UpdateState::Skipped
+            ) {
+                observe_members(stage, obs);
+            }
             let state = pass.stage(stage);
             if state == UpdateState::Failed {
                 failed = Some(stage.progress.error.clone());
@@ -85,16 +91,17 @@ pub fn advance(status: &mut UpdateRunStatus, obs: &Observed) -> Outcome {
         }
         stages_state.push(stage.progress.state);
     }
-    let members = || {
-        status
-            .stages
-            .iter()
-            .flat_map(|s| &s.groups)
-            .flat_map(|g| &g.members)
-    };
-    let in_flight = members().any(|m| m.progress.state == UpdateState::Running);
-    let total = members().count();
-    let done = members().filter(|m| m.progress.state.is_final()).count();
+    let (mut in_flight, mut total, mut done) = (false, 0, 0);
+    for member in status
+        .stages
+        .iter()
+        .flat_map(|s| &s.groups)
+        .flat_map(|g| &g.members)
+    {
+        in_flight |= member.progress.state == UpdateState::Running;
+        total += 1;
+        done += usize::from(member.progress.state.is_final());
+    }
     status.failure_count = status.stages.iter().map(|s| s.failure_count).sum();
     status.progress_summary = Some(format!("{done}/{total}"));
     let state = if not_started {
@@ -437,7 +444,9 @@ impl Pass<'_, '_> {
     }
 
     /// Tries the group's waiting members in window priority order: closed windows go Pending,
-    /// the others start while slots are free and the release rules let them.
+    /// the others start while slots are free and the release rules let them. The order is a
+    /// stable bucket sort by [`crate::window::WindowPriority`] (place in the plan within a priority), linear
+    /// in the group's size: every pass looks at each waiting member's facts once.
     fn members(
         &mut self,
         group: &mut GroupStatus,
@@ -448,19 +457,20 @@ impl Pass<'_, '_> {
         let obs = self.obs;
         let now = obs.now;
         let mut running_here = running(&group.members);
-        let mut candidates: Vec<usize> = (0..group.members.len())
-            .filter(|i| {
-                matches!(
-                    group.members[*i].progress.state,
-                    UpdateState::NotStarted | UpdateState::Pending
-                )
-            })
-            .collect();
-        let facts = |name: &str| obs.windows.get(name).unwrap_or(&WindowFacts::None);
-        candidates.sort_by_key(|i| (facts(&group.members[*i].name).priority(now), *i));
-        for i in candidates {
+        // One bucket per priority, in the priority's order.
+        let mut by_priority: [Vec<(usize, &WindowFacts)>; 4] = Default::default();
+        for (i, member) in group.members.iter().enumerate() {
+            if matches!(
+                member.progress.state,
+                UpdateState::NotStarted | UpdateState::Pending
+            ) {
+                let facts = obs.windows.get(&member.name).unwrap_or(&WindowFacts::None);
+                by_priority[facts.priority(now) as usize].push((i, facts));
+            }
+        }
+        for (i, facts) in by_priority.into_iter().flatten() {
             let member = &mut group.members[i];
-            if let WindowFacts::Closed { next, description } = facts(&member.name) {
+            if let WindowFacts::Closed { next, description } = facts {
                 let when = next.map_or_else(|| "never".to_string(), |t| t.to_string());
                 pending(
                     member,
