@@ -12,6 +12,7 @@ mod gate;
 mod hub_clock;
 mod kubeconfig;
 mod member;
+mod plan;
 mod preview;
 mod prices;
 mod profile;

@@ -62,6 +62,9 @@ pub enum UpdateRunCommand {
     Stop(RunArgs),
     /// Skip members, groups, stages or after-stage waits of a run.
     Skip(SkipArgs),
+    /// Predict the run's timeline (who upgrades when, what waits for which window or gate)
+    /// without changing anything.
+    Plan(crate::plan::PlanArgs),
 }
 
 /// The `--upgrade-type` values.
@@ -169,6 +172,7 @@ pub async fn run(command: UpdateRunCommand) -> Result<()> {
         UpdateRunCommand::Skip(args) => {
             change(&args.name, args.kubeconfig, |run| skip(run, &args.targets)).await
         }
+        UpdateRunCommand::Plan(args) => crate::plan::run(args).await,
     }
 }
 

@@ -62,6 +62,25 @@ fn cluster_update_runs_end_to_end() {
         selected.1,
         serde_json::json!([{"version": format!("{UBUNTU}-202510.20.0")}])
     );
+    // Planned before it starts: one member after another, 8 simulated minutes each (two nodes
+    // at 4 minutes, as the members report), the Consistent image named.
+    let plan = flotilla_ok(&hub, &["updaterun", "plan", "node-images"]);
+    assert!(plan.contains("Predicted finish: +48m"), "{plan}");
+    let planned_order: Vec<&str> = plan
+        .lines()
+        .filter(|l| {
+            l.contains(&format!(
+                "starts upgrading to {UBUNTU}-202510.20.0 (about 8m)"
+            ))
+        })
+        .filter_map(|l| {
+            MEMBERS
+                .iter()
+                .copied()
+                .find(|m| l.contains(&format!("  {m}  ")))
+        })
+        .collect();
+    assert_eq!(planned_order.len(), 6, "{plan}");
     hub.kubectl_ok(&[
         "patch",
         "updaterun",
@@ -72,6 +91,9 @@ fn cluster_update_runs_end_to_end() {
     ]);
     let images = wait_state(&hub, "node-images", "Completed", 120);
     assert_eq!(images["status"]["progressSummary"], "6/6");
+    let mut actual_order = MEMBERS.to_vec();
+    actual_order.sort_by_key(|m| time(&member(&images, m)["startTime"]));
+    assert_eq!(actual_order, planned_order, "upgraded in the planned order");
     for name in MEMBERS {
         assert_eq!(
             versions(&hub, name),
