@@ -20,6 +20,7 @@ use flotilla_api::updates::{
     NodeImageVersion, UpdateRun,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
+use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -52,6 +53,19 @@ pub(crate) struct Context {
     pub(crate) images: Store<NodeImageVersion>,
     pub(crate) upgrades: Store<MemberUpgrade>,
     pub(crate) gates: Store<Gate>,
+}
+
+/// Whether every cache has loaded its first full list (false: a cache's writer is gone, the
+/// controller is shutting down). Decisions over a partly loaded cache would be wrong, not just
+/// late: a run would freeze half the fleet as its members at its start, a profile would take
+/// the rest of the catalog for a new release.
+async fn caches_ready(
+    waits: Vec<BoxFuture<'_, Result<(), reflector::store::WriterDropped>>>,
+) -> bool {
+    futures::future::join_all(waits)
+        .await
+        .into_iter()
+        .all(|ready| ready.is_ok())
 }
 
 /// A cached watch of every object of kind `K`: the store, and the stream of changes that

@@ -12,7 +12,7 @@ use flotilla_api::updates::{
     AutoUpgradeProfile, KubernetesVersion, LONG_TERM_SUPPORT_LABEL, NodeImageVersion, UpdateRun,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PostParams;
 use kube::runtime::controller::{Action, Controller};
@@ -20,7 +20,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 
-use super::{ControllerError, MANAGER, cached, error_policy};
+use super::{ControllerError, MANAGER, cached, caches_ready, error_policy};
 use crate::auto_upgrade::{GeneratedRun, evaluate, failed_trigger};
 use crate::release::{Catalog, KubeVersion, MemberVersion};
 
@@ -88,15 +88,13 @@ async fn reconcile(
     if profile.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    // A partly loaded catalog would look like a new release once the rest arrives.
-    for ready in [
-        ctx.kubernetes.wait_until_ready().await,
-        ctx.images.wait_until_ready().await,
-        ctx.members.wait_until_ready().await,
-    ] {
-        if ready.is_err() {
-            return Ok(Action::await_change());
-        }
+    let ready = caches_ready(vec![
+        ctx.kubernetes.wait_until_ready().boxed(),
+        ctx.images.wait_until_ready().boxed(),
+        ctx.members.wait_until_ready().boxed(),
+    ]);
+    if !ready.await {
+        return Ok(Action::await_change());
     }
     let now = ctx.clock.now();
     let name = profile.name_any();

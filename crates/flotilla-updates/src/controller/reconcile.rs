@@ -12,6 +12,7 @@ use flotilla_api::updates::update_run::{
     ErrorDetail, RunAction, UpdateRunStatus, UpdateState, UpgradeType,
 };
 use flotilla_api::updates::{FleetUpdateStrategy, Gate, MemberUpgrade, UpdateRun};
+use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Patch, PatchParams, PostParams};
@@ -20,7 +21,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
-use super::{Context, ControllerError, MANAGER, observe};
+use super::{Context, ControllerError, MANAGER, caches_ready, observe};
 use crate::fleet::{FleetView, run_strategy, strategy_to_fetch};
 use crate::run::{Action, Observed, advance};
 use crate::window::next_scheduled_start;
@@ -34,6 +35,17 @@ pub(crate) async fn reconcile(
     ctx: Arc<Context>,
 ) -> Result<Requeue, ControllerError> {
     if run.metadata.deletion_timestamp.is_some() {
+        return Ok(Requeue::await_change());
+    }
+    let ready = caches_ready(vec![
+        ctx.members.wait_until_ready().boxed(),
+        ctx.windows.wait_until_ready().boxed(),
+        ctx.kubernetes.wait_until_ready().boxed(),
+        ctx.images.wait_until_ready().boxed(),
+        ctx.upgrades.wait_until_ready().boxed(),
+        ctx.gates.wait_until_ready().boxed(),
+    ]);
+    if !ready.await {
         return Ok(Requeue::await_change());
     }
     let now = ctx.clock.now();
