@@ -98,4 +98,6 @@ end=$(date +%s.%N)
 secs=$(echo "$end - $start" | bc)
 echo "N=$N run start-to-Completed: $secs s; per member transition: $(echo "scale=3; $secs * 1000 / (2 * $N)" | bc) ms"
 kubectl get updaterun bench
+# How many times the run's status was written, and the hub's writes overall.
+kubectl get --raw /metrics | grep -E '^apiserver_request_total\{verb="(PUT|PATCH|POST)",resource="(updateruns|memberupgrades|internalmemberclusters|memberclusters)"' | sed 's/^apiserver_request_total/  /'
 ps -o rss= -p $PID | awk '{printf "resident %.0f MiB\n", $1/1024}'

@@ -254,8 +254,16 @@ impl Fleet {
     /// a well-formed fleet that breaks rules gives [`FleetError::Invalid`] listing every
     /// violation (see [`Fleet::validate`]).
     pub fn from_yaml(text: &str) -> Result<Fleet, FleetError> {
-        let fleet: Fleet =
-            serde_saphyr::from_str(text).map_err(|e| FleetError::syntax(text, &e))?;
+        // The parser's default budget (250,000 nodes) stops near 6,000 members; a fleet file is
+        // the user's own, so the budget is sized for 100,000 members of about 60 nodes.
+        let options = serde_saphyr::options! {
+            budget: serde_saphyr::budget! {
+                max_nodes: 6_000_000,
+                max_events: 12_000_000,
+            },
+        };
+        let fleet: Fleet = serde_saphyr::from_str_with_options(text, options)
+            .map_err(|e| FleetError::syntax(text, &e))?;
         fleet.validate()?;
         Ok(fleet.normalized())
     }

@@ -345,3 +345,13 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_fleet_file_of_twenty_thousand_members_reads_back() {
+    // About 30 YAML nodes a member: past the parser's default budget of 250,000 nodes.
+    let fleet = Fleet::generated(20_000);
+    let text = fleet.to_yaml();
+    let read = Fleet::from_yaml(&text).expect("a large fleet file is within the parser's budget");
+    assert_eq!(read.members.len(), 20_000);
+    assert_eq!(read, fleet);
+}
