@@ -10,10 +10,12 @@ mod observe;
 mod profiles;
 mod reconcile;
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
+use flotilla_api::cluster::versions::ClusterVersions;
 use flotilla_api::updates::member_upgrade::UPGRADE_RUN_LABEL;
 use flotilla_api::updates::{
     FleetUpdateStrategy, Gate, KubernetesVersion, MaintenanceConfiguration, MemberUpgrade,
@@ -24,7 +26,7 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::{PredicateConfig, WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
@@ -68,6 +70,40 @@ async fn caches_ready(
         .all(|ready| ready.is_ok())
 }
 
+/// A cached watch of every MemberCluster whose stream only passes the changes update
+/// decisions read — labels (update group, region, long-term support), deletion, and the
+/// reported versions and power state — and not heartbeats or resource usage, which change
+/// every minute on every member and would make each a pass over every active run.
+fn cached_members(
+    client: &Client,
+) -> (
+    Store<MemberCluster>,
+    impl Stream<Item = Result<MemberCluster, watcher::Error>> + Send + use<>,
+) {
+    let (store, events) = cached::<MemberCluster>(client);
+    let relevant = events.predicate_filter(update_relevant, PredicateConfig::default());
+    (store, relevant)
+}
+
+/// A hash of what update decisions read of a member.
+fn update_relevant(member: &MemberCluster) -> Option<u64> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    member.labels().hash(&mut hasher);
+    member
+        .metadata
+        .deletion_timestamp
+        .is_some()
+        .hash(&mut hasher);
+    if let Some(versions) = member.status.as_ref().and_then(|s| s.versions.as_ref()) {
+        let observed = ClusterVersions {
+            observation_time: None,
+            ..versions.clone()
+        };
+        serde_json::to_string(&observed).ok()?.hash(&mut hasher);
+    }
+    Some(hasher.finish())
+}
+
 /// A cached watch of every object of kind `K`: the store, and the stream of changes that
 /// keeps it current (to be driven by the controller).
 fn cached<K>(
@@ -106,7 +142,7 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
 /// Runs the update run controller.
 async fn runs(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
-    let (members, member_events) = cached::<MemberCluster>(&client);
+    let (members, member_events) = cached_members(&client);
     let (windows, window_events) = cached::<MaintenanceConfiguration>(&client);
     let (kubernetes, kubernetes_events) = cached::<KubernetesVersion>(&client);
     let (images, image_events) = cached::<NodeImageVersion>(&client);

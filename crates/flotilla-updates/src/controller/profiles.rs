@@ -20,7 +20,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 
-use super::{ControllerError, MANAGER, cached, caches_ready, error_policy};
+use super::{ControllerError, MANAGER, cached, cached_members, caches_ready, error_policy};
 use crate::auto_upgrade::{GeneratedRun, evaluate, failed_trigger};
 use crate::release::{Catalog, KubeVersion, MemberVersion};
 
@@ -37,7 +37,7 @@ struct Context {
 /// Runs the profile controller until the client's API goes away.
 pub(crate) async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
-    let (members, member_events) = cached::<MemberCluster>(&client);
+    let (members, member_events) = cached_members(&client);
     let (kubernetes, kubernetes_events) = cached::<KubernetesVersion>(&client);
     let (images, image_events) = cached::<NodeImageVersion>(&client);
     let controller = Controller::new(
