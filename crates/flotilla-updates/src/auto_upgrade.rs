@@ -75,13 +75,7 @@ pub fn evaluate<'m>(
         .support_window(now)
         .map(|window| window.unsupported_members(members))
         .unwrap_or_default();
-    let target = match channel_target(
-        spec.channel,
-        pinned_minor(spec),
-        spec.long_term_support.unwrap_or(false),
-        catalog,
-        now,
-    ) {
+    let target = match profile_target(spec, catalog, now) {
         Ok(target) => target,
         Err(e) => {
             status.message = Some(format!("the {:?} channel has no target: {e}", spec.channel));
@@ -181,22 +175,28 @@ pub fn generate_update_run(
     catalog: &Catalog<'_>,
     now: Timestamp,
 ) -> Result<GeneratedRun, ChannelError> {
-    let pinned = pinned_minor(spec);
-    let target = channel_target(
+    let target = profile_target(spec, catalog, now)?;
+    Ok(generated_run(name, spec, &target, RunAction::NotStarted))
+}
+
+/// Where the profile's channel points at `now` (its pinned minor's form is checked by
+/// validation).
+fn profile_target(
+    spec: &AutoUpgradeProfileSpec,
+    catalog: &Catalog<'_>,
+    now: Timestamp,
+) -> Result<ChannelTarget, ChannelError> {
+    let pinned = spec
+        .target_kubernetes_version
+        .as_deref()
+        .and_then(|v| Minor::parse(v).ok());
+    channel_target(
         spec.channel,
         pinned,
         spec.long_term_support.unwrap_or(false),
         catalog,
         now,
-    )?;
-    Ok(generated_run(name, spec, &target, RunAction::NotStarted))
-}
-
-/// The profile's pinned minor (validation has checked its form).
-fn pinned_minor(spec: &AutoUpgradeProfileSpec) -> Option<Minor> {
-    spec.target_kubernetes_version
-        .as_deref()
-        .and_then(|v| Minor::parse(v).ok())
+    )
 }
 
 /// The run profile `profile` generates for `target`, in state `state`.

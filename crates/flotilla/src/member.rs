@@ -112,6 +112,19 @@ pub async fn hub_client(flag: Option<PathBuf>) -> Result<kube::Client> {
     client_from(&hub_kubeconfig(flag)?).await
 }
 
+/// Every object of kind `K` on the hub, in all namespaces.
+pub async fn list_all<K>(client: &kube::Client) -> Result<Vec<K>>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let kind = K::kind(&());
+    Ok(kube::Api::<K>::all(client.clone())
+        .list(&kube::api::ListParams::default())
+        .await
+        .with_context(|| format!("listing {kind}s"))?
+        .items)
+}
+
 /// Arguments of `flotilla kubeconfig`.
 #[derive(Debug, Args)]
 pub struct KubeconfigArgs {

@@ -15,9 +15,7 @@ use flotilla_api::updates::{
 use flotilla_updates::fleet::{FleetView, strategy_to_fetch};
 use flotilla_updates::forecast::{Assumptions, RenderOptions, forecast, render};
 use jiff::SignedDuration;
-use kube::api::ListParams;
-use kube::{Api, Client};
-use serde::de::DeserializeOwned;
+use kube::Api;
 
 /// Arguments of `flotilla updaterun plan`.
 #[derive(Debug, Args)]
@@ -69,10 +67,10 @@ pub async fn run(args: PlanArgs) -> Result<()> {
                 args.name
             )
         })?;
-    let members: Vec<MemberCluster> = list(&client).await?;
-    let configurations: Vec<MaintenanceConfiguration> = list(&client).await?;
-    let kubernetes: Vec<KubernetesVersion> = list(&client).await?;
-    let images: Vec<NodeImageVersion> = list(&client).await?;
+    let members: Vec<MemberCluster> = crate::member::list_all(&client).await?;
+    let configurations: Vec<MaintenanceConfiguration> = crate::member::list_all(&client).await?;
+    let kubernetes: Vec<KubernetesVersion> = crate::member::list_all(&client).await?;
+    let images: Vec<NodeImageVersion> = crate::member::list_all(&client).await?;
     let status = run.status.clone().unwrap_or_default();
     let named = match strategy_to_fetch(&run.spec, &status) {
         Some(name) => Api::<FleetUpdateStrategy>::all(client.clone())
@@ -95,19 +93,6 @@ pub async fn run(args: PlanArgs) -> Result<()> {
     };
     print!("{}", render(&predicted, &options));
     Ok(())
-}
-
-/// Every object of kind `K` on the hub, in all namespaces.
-async fn list<K>(client: &Client) -> Result<Vec<K>>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    let kind = K::kind(&());
-    Ok(Api::<K>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .with_context(|| format!("listing {kind}s"))?
-        .items)
 }
 
 #[cfg(test)]

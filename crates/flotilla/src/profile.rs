@@ -14,7 +14,7 @@ use flotilla_updates::auto_upgrade::generate_update_run;
 use flotilla_updates::release::Catalog;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{ListParams, PostParams};
+use kube::api::PostParams;
 
 /// `flotilla autoupgradeprofile …` commands.
 #[derive(Debug, Subcommand)]
@@ -57,15 +57,11 @@ async fn generate(args: GenerateArgs) -> Result<()> {
                 args.name
             )
         })?;
-    let kubernetes = Api::<KubernetesVersion>::all(client.clone())
-        .list(&ListParams::default())
-        .await?;
-    let images = Api::<NodeImageVersion>::all(client.clone())
-        .list(&ListParams::default())
-        .await?;
+    let kubernetes: Vec<KubernetesVersion> = crate::member::list_all(&client).await?;
+    let images: Vec<NodeImageVersion> = crate::member::list_all(&client).await?;
     let catalog = Catalog::new(
-        kubernetes.items.iter().map(|k| &k.spec),
-        images.items.iter().map(|i| &i.spec),
+        kubernetes.iter().map(|k| &k.spec),
+        images.iter().map(|i| &i.spec),
     );
     let now = crate::hub_clock::now(&client).await?;
     let generated = match generate_update_run(&args.name, &profile.spec, &catalog, now) {

@@ -20,7 +20,7 @@
 mod common;
 
 use common::update_runs::{
-    flotilla_err, flotilla_ok, group, member, run, stage, update_fleet, wait_state,
+    flotilla_err, flotilla_ok, group, hub_now, member, run, stage, update_fleet, wait_state,
 };
 use common::{HubProcess, eventually, get_json};
 use serde_json::{Value, json};
@@ -387,14 +387,9 @@ fn a_not_started_run_with_skips_keeps_its_status() {
     assert_eq!(stage(&skipped, "one")["state"], "NotStarted");
     assert_eq!(group(&skipped, "a")["state"], "NotStarted");
     // A simulated hour later (six real seconds), the run has not been written again.
-    let clock = || -> jiff::Timestamp {
-        let reading: Value =
-            serde_json::from_str(&hub.kubectl_ok(&["get", "--raw", "/clock"])).unwrap();
-        reading["now"].as_str().unwrap().parse().unwrap()
-    };
-    let hour_later = clock() + jiff::SignedDuration::from_hours(1);
+    let hour_later = hub_now(&hub) + jiff::SignedDuration::from_hours(1);
     eventually("a simulated hour to pass", within(120, SPEED), || {
-        (clock() >= hour_later).then_some(())
+        (hub_now(&hub) >= hour_later).then_some(())
     });
     let later = run(&hub, "idle");
     assert_eq!(

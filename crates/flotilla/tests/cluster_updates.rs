@@ -9,7 +9,9 @@
 
 mod common;
 
-use common::update_runs::{flotilla_ok, group, member, run, stage, update_fleet, wait_state};
+use common::update_runs::{
+    flotilla_ok, group, hub_now, member, run, stage, update_fleet, wait_state,
+};
 use common::{HubProcess, eventually, examples_dir, get_json};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
@@ -149,7 +151,7 @@ fn cluster_update_runs_end_to_end() {
     );
 
     // east-c may only be upgraded in a daily window opening four simulated hours from now.
-    let now = simulated_now(&hub);
+    let now = hub_now(&hub);
     let opens = (now + SignedDuration::from_hours(4))
         .round(jiff::Unit::Hour)
         .unwrap();
@@ -232,13 +234,6 @@ fn cluster_update_runs_end_to_end() {
     );
 }
 
-/// The hub's time now (simulated: `--clock-speed`), from its `/clock` endpoint.
-fn simulated_now(hub: &HubProcess) -> Timestamp {
-    let clock: Value = serde_json::from_str(&hub.kubectl_ok(&["get", "--raw", "/clock"]))
-        .expect("/clock answers JSON");
-    time(&clock["now"])
-}
-
 #[test]
 fn a_new_rapid_release_generates_an_auto_upgrade_run_that_completes() {
     let hub = update_fleet(SPEED);
@@ -278,7 +273,7 @@ fn a_new_rapid_release_generates_an_auto_upgrade_run_that_completes() {
     });
 
     // 1.32.1 is released in every region.
-    let released = (simulated_now(&hub) - SignedDuration::from_hours(1)).to_string();
+    let released = (hub_now(&hub) - SignedDuration::from_hours(1)).to_string();
     let availability: String = ["eastus", "westus", "westeurope"]
         .iter()
         .map(|r| format!("  - {{region: {r}, availableAt: \"{released}\"}}\n"))

@@ -103,3 +103,13 @@ pub fn member<'v>(run: &'v Value, name: &str) -> &'v Value {
         .find(|m| m["name"] == name)
         .unwrap_or_else(|| panic!("{name} not in the run: {run}"))
 }
+
+/// The hub's time now (simulated under `--clock-speed`), from its `/clock` endpoint.
+pub fn hub_now(hub: &HubProcess) -> jiff::Timestamp {
+    let clock: Value = serde_json::from_str(&hub.kubectl_ok(&["get", "--raw", "/clock"]))
+        .expect("/clock answers JSON");
+    clock["now"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("/clock answered {clock}"))
+}
