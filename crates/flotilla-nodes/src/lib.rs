@@ -1,0 +1,8 @@
+//! Node auto-provisioning and disruption inside a member cluster, with Karpenter v1's
+//! semantics (`reference/karpenter.md`): which nodes to launch for pending pods, which nodes to
+//! disrupt (emptiness, drift, multi- and single-node consolidation) within the pools' budgets,
+//! when claims expire, and how nodes are drained and terminated.
+//!
+//! Every decision is a pure function over plain data, with no clock reads and no I/O; the
+//! controllers that run inside each member read the member's API, call these functions, and
+//! write the result.
