@@ -4,6 +4,7 @@
 //! (patching, field ownership, selectors). Every function here is deterministic and table-tested.
 
 pub mod canonical;
+pub mod cron;
 pub mod field_error;
 pub mod managed_fields;
 pub mod patch;
