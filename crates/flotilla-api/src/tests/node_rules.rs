@@ -136,6 +136,18 @@ fn pool_rules_name_the_field() {
             ],
         ),
         (
+            json!({"disruption": {"budgets": [
+                {"nodes": "0", "schedule": "0 25 * * *", "duration": "1h"},
+                {"nodes": "0", "schedule": "TZ=Europe/Paris 0 9 * * 1-5", "duration": "8h"},
+                {"nodes": "0", "schedule": "@fortnightly", "duration": "8h"}
+            ]}}),
+            vec![
+                "spec.disruption.budgets[0].schedule: Invalid value: \"0 25 * * *\": hour \"25\": 25 is above the maximum 23",
+                "spec.disruption.budgets[1].schedule: Invalid value: \"TZ=Europe/Paris 0 9 * * 1-5\": time zone prefix TZ=Europe/Paris is not allowed: schedules are evaluated in UTC",
+                "spec.disruption.budgets[2].schedule: Invalid value: \"@fortnightly\": unknown macro @fortnightly (expected @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly)",
+            ],
+        ),
+        (
             json!({"template": {"metadata": {"labels": {"karpenter.sh/nodepool": "x"}}}}),
             vec![
                 "spec.template.metadata.labels: Invalid value: \"karpenter.sh/nodepool\": label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",

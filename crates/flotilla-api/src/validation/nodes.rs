@@ -4,6 +4,7 @@
 //! node class kind and group never change, a claim's spec never changes).
 
 use flotilla_apimachinery::FieldError;
+use flotilla_apimachinery::cron::Schedule;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -99,6 +100,15 @@ fn budget_rules(budget: &Budget, path: &Path, errors: &mut Vec<FieldError>) {
             "a budget with a duration needs a schedule: when its window opens",
         )),
         _ => {}
+    }
+    if let Some(schedule) = &budget.schedule
+        && let Err(error) = Schedule::parse(schedule)
+    {
+        errors.push(FieldError::invalid(
+            path.child("schedule"),
+            Value::from(schedule.as_str()),
+            error.to_string(),
+        ));
     }
 }
 
