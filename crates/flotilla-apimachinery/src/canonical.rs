@@ -28,6 +28,18 @@ pub fn to_string(value: &Value) -> String {
     sorted(value).to_string()
 }
 
+/// A short stable hash of `value`: 64-bit FNV-1a of its canonical text, as 16 hex digits.
+/// For hashes only Flotilla reads back (annotations comparing an object with what it was made
+/// from); not for anything adversarial.
+pub fn fnv_hash(value: &Value) -> String {
+    let hash = to_string(value)
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    format!("{hash:016x}")
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

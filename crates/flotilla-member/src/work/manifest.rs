@@ -78,11 +78,7 @@ pub fn comparable(object: &Value) -> Value {
 /// [`comparable`] view. KubeFleet uses SHA-256; any stable hash serves, as only this agent
 /// reads the annotation back.
 pub fn spec_hash(manifest: &Value) -> String {
-    let text = flotilla_apimachinery::canonical::to_string(&comparable(manifest));
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+    flotilla_apimachinery::canonical::fnv_hash(&comparable(manifest))
 }
 
 /// The manifest as the agent writes it: without `status`, system metadata (owner references
