@@ -6,6 +6,7 @@
 pub mod canonical;
 pub mod cron;
 pub mod field_error;
+pub mod go_duration;
 pub mod managed_fields;
 pub mod patch;
 pub mod quantity;
