@@ -20,6 +20,7 @@ mod builtin;
 pub mod cluster;
 pub mod conditions;
 mod crd;
+pub mod nodes;
 pub mod placement;
 pub mod updates;
 mod validation;
@@ -39,11 +40,13 @@ pub fn fleet_crds() -> Vec<CustomResourceDefinition> {
     crds
 }
 
-/// What a member cluster serves: the core Kubernetes kinds plus the fleet's member-side kinds
-/// (`AppliedWork`). Simulated members serve exactly these.
+/// What a member cluster serves: the core Kubernetes kinds, the fleet's member-side kinds
+/// (`AppliedWork`) and node auto-provisioning's (`NodePool`, `NodeClaim`, `AKSNodeClass`).
+/// Simulated members serve exactly these.
 pub fn member_crds() -> Vec<CustomResourceDefinition> {
     let mut crds = core_crds();
     crds.extend(placement::member_crds());
+    crds.extend(nodes::crds());
     crds
 }
 

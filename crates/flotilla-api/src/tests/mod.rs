@@ -1,6 +1,7 @@
 //! Crate-level tests: the seed examples, the generated definitions, and the validation rules.
 
 mod crds;
+mod node_rules;
 mod rules;
 mod schema_check;
 mod seeds;

@@ -7,6 +7,7 @@ mod crd;
 mod eviction;
 pub(crate) mod format;
 mod member_cluster;
+mod nodes;
 mod overrides;
 pub(crate) mod path;
 mod placement;
@@ -24,6 +25,8 @@ use crate::placement::overrides::PlacementScope;
 const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
 /// The API group of member clusters.
 const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
+/// Karpenter's API group.
+const KARPENTER_GROUP: &str = crate::nodes::KARPENTER_GROUP;
 /// The API group of cluster update orchestration.
 const UPDATES_GROUP: &str = crate::updates::GROUP;
 
@@ -85,6 +88,8 @@ pub fn validate(
         (UPDATES_GROUP, "MaintenanceConfiguration") => updates::validate_maintenance(new),
         (UPDATES_GROUP, "AutoUpgradeProfile") => updates::validate_profile(new, old),
         (UPDATES_GROUP, "Gate" | "MemberUpgrade") => updates::validate_immutable_spec(new, old),
+        (KARPENTER_GROUP, "NodePool") => nodes::validate_node_pool(new, old),
+        (KARPENTER_GROUP, "NodeClaim") => nodes::validate_node_claim(new, old),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         _ => Vec::new(),
     }

@@ -1,0 +1,174 @@
+//! `AKSNodeClass` (`karpenter.azure.com/v1beta1`): the Azure settings of the nodes a NodePool
+//! launches. Its spec is hashed into the `karpenter.azure.com/aksnodeclass-hash` annotation;
+//! a claim launched under another hash has drifted. `imageVersion` pins the node image
+//! (absent: the newest of the family), so moving it rolls the pool's nodes onto a new image
+//! through drift, within the pools' budgets.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The Azure settings of a pool's nodes.
+// Clippy reads repeated keys inside distinct `printcolumn(...)` entries as duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "karpenter.azure.com",
+    version = "v1beta1",
+    kind = "AKSNodeClass",
+    plural = "aksnodeclasses",
+    singular = "aksnodeclass",
+    shortname = "aksnc",
+    shortname = "aksncs",
+    category = "karpenter",
+    status = "AKSNodeClassStatus",
+    derive = "PartialEq",
+    doc = "AKSNodeClass holds the Azure settings (image, subnet, disk, kubelet) of the nodes a NodePool launches.",
+    printcolumn(
+        name = "Image-Family",
+        type_ = "string",
+        json_path = ".spec.imageFamily"
+    ),
+    printcolumn(
+        name = "Image-Version",
+        type_ = "string",
+        json_path = ".status.imageVersion"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Ready")].status"#
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    printcolumn(
+        name = "Subnet",
+        type_ = "string",
+        json_path = ".spec.vnetSubnetID",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Kubernetes",
+        type_ = "string",
+        json_path = ".status.kubernetesVersion",
+        priority = 1
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct AKSNodeClassSpec {
+    /// The subnet nodes join; absent: the cluster's node subnet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vnetSubnetID")]
+    pub vnet_subnet_id: Option<String>,
+    /// OS disk size in GB (default 128).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osDiskSizeGB")]
+    #[schemars(range(min = 30, max = 2048))]
+    #[schemars(extend("default" = 128))]
+    pub os_disk_size_gb: Option<i32>,
+    /// `Ubuntu2204`, `Ubuntu2404` or `AzureLinux` (default `Ubuntu2204`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "Ubuntu2204"))]
+    pub image_family: Option<ImageFamily>,
+    /// The node image version to run (`202501.05.0`); absent: the newest of the family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]{6}\.[0-9]{2}\.[0-9]+$"))]
+    pub image_version: Option<String>,
+    /// Whether nodes run a FIPS-enabled image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fips_mode: Option<FipsMode>,
+    /// Kubelet settings of the nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet: Option<KubeletConfiguration>,
+    /// Most pods per node (default 250 with Azure CNI overlay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 10, max = 250))]
+    pub max_pods: Option<i32>,
+    /// Azure tags of the instances (not part of drift).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Node image families.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[allow(missing_docs)]
+pub enum ImageFamily {
+    #[default]
+    Ubuntu2204,
+    Ubuntu2404,
+    AzureLinux,
+}
+
+impl ImageFamily {
+    /// The family's name in node image versions (`AKSUbuntu-2204gen2containerd`).
+    pub fn image_prefix(self) -> &'static str {
+        match self {
+            ImageFamily::Ubuntu2204 => "AKSUbuntu-2204gen2containerd",
+            ImageFamily::Ubuntu2404 => "AKSUbuntu-2404gen2containerd",
+            ImageFamily::AzureLinux => "AKSAzureLinux-V2gen2",
+        }
+    }
+}
+
+/// FIPS mode.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[allow(missing_docs)]
+pub enum FipsMode {
+    #[default]
+    Disabled,
+    FIPS,
+}
+
+/// Kubelet settings (a change is drift).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeletConfiguration {
+    /// `none` or `static`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_manager_policy: Option<String>,
+    /// Whether CPU CFS quota is enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cpuCFSQuota")]
+    pub cpu_cfs_quota: Option<bool>,
+    /// Disk use above which image garbage collection always runs (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
+    pub image_gc_high_threshold_percent: Option<i32>,
+    /// Disk use below which image garbage collection never runs (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
+    pub image_gc_low_threshold_percent: Option<i32>,
+    /// `none`, `best-effort`, `restricted` or `single-numa-node`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_manager_policy: Option<String>,
+    /// Sysctls pods may set beyond the safe ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_unsafe_sysctls: Vec<String>,
+    /// Most size of a container log file before rotation (`10Mi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_log_max_size: Option<String>,
+    /// Most processes per pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_pids_limit: Option<i64>,
+}
+
+/// What the node class resolved to.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AKSNodeClassStatus {
+    /// The node image version new nodes get (and every node must run, else it drifted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_version: Option<String>,
+    /// The cluster's Kubernetes version: nodes with another kubelet version have drifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// `Ready` and why not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}

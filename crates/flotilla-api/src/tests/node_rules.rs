@@ -1,0 +1,203 @@
+//! The NodePool examples of seed 003 (kept in `examples/nodes/`) apply unchanged, and the
+//! Karpenter rules reject bad pools and claims with the field named.
+
+use serde_json::{Value, json};
+
+use super::schema_check::violations;
+use super::served;
+use crate::nodes::NodePool;
+use crate::{member_crds, validate};
+
+macro_rules! node_example {
+    ($file:literal) => {
+        (
+            $file,
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../examples/nodes/",
+                $file
+            )),
+        )
+    };
+}
+
+const NODE_POOLS: &[(&str, &str)] = &[
+    node_example!("nodepool-default.yaml"),
+    node_example!("nodepool-termination-grace-period.yaml"),
+    node_example!("nodepool-three-budgets.yaml"),
+    node_example!("nodepool-do-not-disrupt.yaml"),
+    node_example!("nodepool-expire-24h.yaml"),
+    node_example!("nodepool-disruption-configuration.yaml"),
+    node_example!("nodepool-when-empty-or-underutilized.yaml"),
+    node_example!("nodepool-when-empty.yaml"),
+    node_example!("nodepool-business-hours.yaml"),
+    node_example!("nodepool-weekend-only.yaml"),
+    node_example!("nodepool-gradual.yaml"),
+];
+
+/// The member's NodePool schema.
+fn node_pool_schema() -> Value {
+    let crd = member_crds()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "NodePool")
+        .expect("members serve NodePool");
+    serde_json::to_value(
+        &crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .unwrap()
+            .open_api_v3_schema,
+    )
+    .unwrap()
+}
+
+fn messages(kind: &str, new: &Value, old: Option<&Value>) -> Vec<String> {
+    validate("karpenter.sh", kind, new, old, served())
+        .iter()
+        .map(|e| e.message())
+        .collect()
+}
+
+fn pool(spec: Value) -> Value {
+    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+           "metadata": {"name": "default"}, "spec": spec})
+}
+
+#[test]
+fn seed_node_pools_apply_unchanged() {
+    let schema = node_pool_schema();
+    for (file, yaml) in NODE_POOLS {
+        let object: Value = serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let typed: NodePool =
+            serde_json::from_value(object.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            serde_json::to_value(&typed).unwrap(),
+            object,
+            "{file}: the typed round trip changed the object"
+        );
+        assert_eq!(violations(&schema, &object), Vec::<String>::new(), "{file}");
+        assert_eq!(
+            messages("NodePool", &object, None),
+            Vec::<String>::new(),
+            "{file}"
+        );
+        assert_eq!(
+            messages("NodePool", &object, Some(&object)),
+            Vec::<String>::new(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn schema_rejects_out_of_range_budgets_and_durations() {
+    let schema = node_pool_schema();
+    let cases = [
+        (
+            json!({"disruption": {"budgets": [{"nodes": "1000%"}]}}),
+            "spec.disruption.budgets[0].nodes",
+        ),
+        (
+            json!({"template": {"spec": {"terminationGracePeriod": "30 seconds"}}}),
+            "spec.template.spec.terminationGracePeriod",
+        ),
+        (
+            json!({"disruption": {"consolidateAfter": "soon"}}),
+            "spec.disruption.consolidateAfter",
+        ),
+        (
+            json!({"disruption": {"budgets": [{"nodes": "1", "schedule": "@daily", "duration": "1d"}]}}),
+            "spec.disruption.budgets[0].duration",
+        ),
+        (json!({"weight": 101}), "spec.weight"),
+    ];
+    for (spec, field) in cases {
+        let found = violations(&schema, &pool(spec.clone()));
+        assert!(
+            found.iter().any(|v| v.starts_with(field)),
+            "{spec}: expected a violation at {field}, got {found:?}"
+        );
+    }
+}
+
+#[test]
+fn pool_rules_name_the_field() {
+    let cases = [
+        (
+            json!({"disruption": {"budgets": [{"nodes": "1"}, {"nodes": "0", "duration": "8h"}]}}),
+            vec![
+                "spec.disruption.budgets[1].schedule: Required value: a budget with a duration needs a schedule: when its window opens",
+            ],
+        ),
+        (
+            json!({"disruption": {"budgets": [{"nodes": "0", "schedule": "@daily"}]}}),
+            vec![
+                "spec.disruption.budgets[0].duration: Required value: a budget with a schedule needs a duration: how long it stays active each time the schedule fires",
+            ],
+        ),
+        (
+            json!({"disruption": {"budgets": [
+                {"nodes": "0", "schedule": "0 25 * * *", "duration": "1h"},
+                {"nodes": "0", "schedule": "TZ=Europe/Paris 0 9 * * 1-5", "duration": "8h"},
+                {"nodes": "0", "schedule": "@fortnightly", "duration": "8h"}
+            ]}}),
+            vec![
+                "spec.disruption.budgets[0].schedule: Invalid value: \"0 25 * * *\": hour \"25\": 25 is above the maximum 23",
+                "spec.disruption.budgets[1].schedule: Invalid value: \"TZ=Europe/Paris 0 9 * * 1-5\": time zone prefix TZ=Europe/Paris is not allowed: schedules are evaluated in UTC",
+                "spec.disruption.budgets[2].schedule: Invalid value: \"@fortnightly\": unknown macro @fortnightly (expected @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly)",
+            ],
+        ),
+        (
+            json!({"template": {"metadata": {"labels": {"karpenter.sh/nodepool": "x"}}}}),
+            vec![
+                "spec.template.metadata.labels: Invalid value: \"karpenter.sh/nodepool\": label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
+            ],
+        ),
+        (
+            json!({"template": {"spec": {"requirements": [
+                {"key": "karpenter.azure.com/sku-cpu", "operator": "Gt", "values": ["2", "4"]},
+                {"key": "kubernetes.io/arch", "operator": "Exists", "values": ["amd64"]},
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": []},
+                {"key": "node.kubernetes.io/instance-type", "operator": "In",
+                 "values": ["Standard_D2s_v5"], "minValues": 2}
+            ]}}}),
+            vec![
+                "spec.template.spec.requirements[0].values: Invalid value: [\"2\",\"4\"]: operators Gt, Lt, Gte and Lte take exactly one non-negative integer",
+                "spec.template.spec.requirements[1].values: Invalid value: [\"amd64\"]: operators Exists and DoesNotExist take no values",
+                "spec.template.spec.requirements[2].values: Required value: operator In needs at least one value",
+                "spec.template.spec.requirements[3].minValues: Invalid value: 2: minValues (2) is more than the 1 value(s) the requirement allows",
+            ],
+        ),
+    ];
+    for (spec, expected) in cases {
+        assert_eq!(
+            messages("NodePool", &pool(spec.clone()), None),
+            expected,
+            "{spec}"
+        );
+    }
+}
+
+#[test]
+fn node_class_kind_is_immutable_and_claims_never_change() {
+    let class = |kind: &str| {
+        pool(json!({"template": {"spec": {"nodeClassRef":
+            {"group": "karpenter.azure.com", "kind": kind, "name": "default"}}}}))
+    };
+    assert_eq!(
+        messages("NodePool", &class("Other"), Some(&class("AKSNodeClass"))),
+        vec!["spec.template.spec.nodeClassRef.kind: Invalid value: \"Other\": field is immutable"]
+    );
+    let claim = |name: &str| {
+        json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": {"name": "c"},
+               "spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": name}}})
+    };
+    assert_eq!(
+        messages("NodeClaim", &claim("other"), Some(&claim("default"))).len(),
+        1
+    );
+    assert_eq!(
+        messages("NodeClaim", &claim("default"), Some(&claim("default"))),
+        Vec::<String>::new()
+    );
+}

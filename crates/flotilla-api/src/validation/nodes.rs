@@ -1,0 +1,179 @@
+//! Rules of the node auto-provisioning kinds that their schemas cannot express: Karpenter's
+//! CEL rules (a budget's `schedule` and `duration` come together, the schedule is valid cron,
+//! requirements are well formed, `karpenter.sh/nodepool` is Karpenter's to set, a pool's
+//! node class kind and group never change, a claim's spec never changes).
+
+use flotilla_apimachinery::FieldError;
+use flotilla_apimachinery::cron::Schedule;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::common::immutable;
+use super::path::Path;
+use crate::nodes::{
+    Budget, NODEPOOL_LABEL, NodeClaimSpec, NodePoolSpec, NodeSelectorRequirementWithMinValues,
+    RequirementOperator,
+};
+
+/// The object's `spec`, when it matches its schema.
+fn spec<T: DeserializeOwned>(object: &Value) -> Option<T> {
+    object
+        .get("spec")
+        .and_then(|spec| serde_json::from_value(spec.clone()).ok())
+}
+
+/// Validates a `NodePool`.
+pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(pool) = spec::<NodePoolSpec>(new) else {
+        return errors;
+    };
+    let template = Path::new("spec").child("template");
+    if let Some(labels) = pool.template.metadata.as_ref().map(|m| &m.labels)
+        && labels.contains_key(NODEPOOL_LABEL)
+    {
+        errors.push(FieldError::invalid(
+            template.child("metadata").child("labels"),
+            Value::from(NODEPOOL_LABEL),
+            "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
+        ));
+    }
+    requirement_rules(
+        &pool.template.spec.requirements,
+        &template.child("spec").child("requirements"),
+        &mut errors,
+    );
+    let budgets = Path::new("spec").child("disruption").child("budgets");
+    for (i, budget) in pool
+        .disruption
+        .iter()
+        .flat_map(|d| d.budgets.iter().flatten())
+        .enumerate()
+    {
+        budget_rules(budget, &budgets.index(i), &mut errors);
+    }
+    if let Some(old) = old {
+        let class_ref = "/spec/template/spec/nodeClassRef";
+        for key in ["group", "kind"] {
+            let field = |object: &Value| object.pointer(&format!("{class_ref}/{key}")).cloned();
+            immutable(
+                &template.child("spec").child("nodeClassRef").child(key),
+                field(new).as_ref(),
+                field(old).as_ref(),
+                &mut errors,
+            );
+        }
+    }
+    errors
+}
+
+/// Validates a `NodeClaim`: well-formed requirements, and a spec that never changes.
+pub(crate) fn validate_node_claim(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if let Some(claim) = spec::<NodeClaimSpec>(new) {
+        requirement_rules(
+            &claim.requirements,
+            &Path::new("spec").child("requirements"),
+            &mut errors,
+        );
+    }
+    if let Some(old) = old {
+        immutable(
+            &Path::new("spec"),
+            new.get("spec"),
+            old.get("spec"),
+            &mut errors,
+        );
+    }
+    errors
+}
+
+/// A budget's `schedule` and `duration` are set together, and the schedule is valid cron.
+fn budget_rules(budget: &Budget, path: &Path, errors: &mut Vec<FieldError>) {
+    match (&budget.schedule, &budget.duration) {
+        (Some(_), None) => errors.push(FieldError::required(
+            path.child("duration"),
+            "a budget with a schedule needs a duration: how long it stays active each time the schedule fires",
+        )),
+        (None, Some(_)) => errors.push(FieldError::required(
+            path.child("schedule"),
+            "a budget with a duration needs a schedule: when its window opens",
+        )),
+        _ => {}
+    }
+    if let Some(schedule) = &budget.schedule
+        && let Err(error) = Schedule::parse(schedule)
+    {
+        errors.push(FieldError::invalid(
+            path.child("schedule"),
+            Value::from(schedule.as_str()),
+            error.to_string(),
+        ));
+    }
+}
+
+/// Requirements: known operators with the right number of values, integers for the numeric
+/// operators, `minValues` no more than the values of an `In`, and no `karpenter.sh/nodepool`.
+fn requirement_rules(
+    requirements: &[NodeSelectorRequirementWithMinValues],
+    path: &Path,
+    errors: &mut Vec<FieldError>,
+) {
+    for (i, requirement) in requirements.iter().enumerate() {
+        let path = path.index(i);
+        if requirement.key == NODEPOOL_LABEL {
+            errors.push(FieldError::invalid(
+                path.child("key"),
+                Value::from(NODEPOOL_LABEL),
+                "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
+            ));
+        }
+        let values = &requirement.values;
+        let value_path = path.child("values");
+        match requirement.operator {
+            RequirementOperator::In | RequirementOperator::NotIn => {
+                if values.is_empty() && requirement.operator == RequirementOperator::In {
+                    errors.push(FieldError::required(
+                        value_path,
+                        "operator In needs at least one value",
+                    ));
+                }
+            }
+            RequirementOperator::Exists | RequirementOperator::DoesNotExist => {
+                if !values.is_empty() {
+                    errors.push(FieldError::invalid(
+                        value_path,
+                        Value::from(values.clone()),
+                        "operators Exists and DoesNotExist take no values",
+                    ));
+                }
+            }
+            RequirementOperator::Gt
+            | RequirementOperator::Lt
+            | RequirementOperator::Gte
+            | RequirementOperator::Lte => {
+                let single_integer = values.len() == 1 && values[0].parse::<u64>().is_ok();
+                if !single_integer {
+                    errors.push(FieldError::invalid(
+                        value_path,
+                        Value::from(values.clone()),
+                        "operators Gt, Lt, Gte and Lte take exactly one non-negative integer",
+                    ));
+                }
+            }
+        }
+        if let Some(min) = requirement.min_values
+            && requirement.operator == RequirementOperator::In
+            && usize::try_from(min).is_ok_and(|min| min > values.len())
+        {
+            errors.push(FieldError::invalid(
+                path.child("minValues"),
+                Value::from(min),
+                format!(
+                    "minValues ({min}) is more than the {} value(s) the requirement allows",
+                    values.len()
+                ),
+            ));
+        }
+    }
+}
