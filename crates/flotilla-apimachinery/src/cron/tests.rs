@@ -161,6 +161,9 @@ fn fires_at_whole_matching_minutes_only() {
     assert!(!weekdays.fires_at(at("2024-01-05T09:00:01Z")));
     assert!(!weekdays.fires_at(at("2024-01-05T09:01:00Z")));
     assert!(!weekdays.fires_at(at("2024-01-06T09:00:00Z")));
+    let odd_months = schedule("* * * */2 *");
+    assert!(odd_months.fires_at(at("2008-07-31T23:59:00Z")));
+    assert!(!odd_months.fires_at(at("2008-08-01T00:00:00Z")));
 }
 
 #[test]
