@@ -11,3 +11,4 @@ pub mod budget;
 pub mod disruption;
 pub mod drift;
 pub mod expiration;
+pub mod pool_status;

@@ -166,6 +166,9 @@ impl SimCluster {
         for node in &nodes {
             create_node(&mut writer, node, now).await?;
         }
+        writer
+            .execute(Action::create(&crate::karpenter::default_node_class()), now)
+            .await?;
         let settings = Settings {
             member: spec.name.clone(),
             timing: Timing {

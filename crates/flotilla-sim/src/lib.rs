@@ -14,6 +14,7 @@ pub mod events;
 pub mod fleet;
 pub mod ids;
 pub mod job;
+pub mod karpenter;
 pub mod kubelet;
 pub mod node_fit;
 pub mod node_pool;

@@ -3,15 +3,19 @@
 
 use std::collections::HashMap;
 
+use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodePool};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use crate::actions::Plan;
 use crate::kubelet::Timing;
 use crate::objects::{controller_uid, name_of, uid_of};
-use crate::{daemonset, deployment, job, kubelet, replicaset, scheduler, services, statefulset};
+use crate::{
+    daemonset, deployment, job, karpenter, kubelet, replicaset, scheduler, services, statefulset,
+};
 
 /// Everything the controllers read, as listed from the member's API.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,6 +36,14 @@ pub struct ClusterState {
     pub daemon_sets: Vec<DaemonSet>,
     /// Jobs.
     pub jobs: Vec<Job>,
+    /// PodDisruptionBudgets.
+    pub pod_disruption_budgets: Vec<PodDisruptionBudget>,
+    /// Karpenter NodePools.
+    pub node_pools: Vec<NodePool>,
+    /// Karpenter NodeClaims.
+    pub node_claims: Vec<NodeClaim>,
+    /// AKSNodeClasses.
+    pub node_classes: Vec<AKSNodeClass>,
 }
 
 /// What the controllers need to know about the member they run in.
@@ -98,6 +110,7 @@ pub fn plan(state: &ClusterState, settings: &Settings, now: Timestamp) -> Plan {
         plan.merge(kubelet::sync_node(node, pods, now, &settings.timing));
     }
     plan.merge(services::allocate(&state.services, &settings.member));
+    plan.merge(karpenter::plan(state, now));
     plan
 }
 

@@ -49,6 +49,10 @@ impl Machinery {
             "StatefulSet",
             "DaemonSet",
             "Job",
+            "PodDisruptionBudget",
+            "NodePool",
+            "NodeClaim",
+            "AKSNodeClass",
         ]
         .iter()
         .filter_map(|k| writer.info(k).ok().map(|i| i.prefix()))
@@ -155,13 +159,42 @@ impl Machinery {
             stateful_sets: self.list("StatefulSet", &mut revision).await?,
             daemon_sets: self.list("DaemonSet", &mut revision).await?,
             jobs: self.list("Job", &mut revision).await?,
+            pod_disruption_budgets: self.list("PodDisruptionBudget", &mut revision).await?,
+            node_pools: self.list_custom("NodePool", &mut revision).await?,
+            node_claims: self.list_custom("NodeClaim", &mut revision).await?,
+            node_classes: self.list_custom("AKSNodeClass", &mut revision).await?,
         })
     }
 
-    /// Every stored object of `kind`, at `revision` (set by the first list).
+    /// Every stored object of the core `kind`, at `revision` (set by the first list).
     async fn list<T>(&self, kind: &str, revision: &mut Option<i64>) -> ApiResult<Vec<T>>
     where
         T: DeserializeOwned + Metadata<Ty = ObjectMeta>,
+    {
+        self.list_with(kind, revision, |obj: &mut T| obj.metadata_mut())
+            .await
+    }
+
+    /// Every stored object of the custom `kind` (a kube-rs resource), at `revision`.
+    async fn list_custom<T>(&self, kind: &str, revision: &mut Option<i64>) -> ApiResult<Vec<T>>
+    where
+        T: DeserializeOwned + kube::Resource,
+    {
+        self.list_with(kind, revision, |obj: &mut T| obj.meta_mut())
+            .await
+    }
+
+    /// Every stored object of `kind`, at `revision`, with its resourceVersion set through
+    /// `meta`.
+    async fn list_with<T, M>(
+        &self,
+        kind: &str,
+        revision: &mut Option<i64>,
+        meta: M,
+    ) -> ApiResult<Vec<T>>
+    where
+        T: DeserializeOwned,
+        M: Fn(&mut T) -> &mut ObjectMeta,
     {
         let info = self.writer.info(kind)?;
         let page = self
@@ -180,7 +213,7 @@ impl Machinery {
             .iter()
             .filter_map(|kv| match serde_json::from_slice::<T>(&kv.value) {
                 Ok(mut obj) => {
-                    obj.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
+                    meta(&mut obj).resource_version = Some(kv.mod_revision.to_string());
                     Some(obj)
                 }
                 Err(e) => {

@@ -26,6 +26,20 @@ const KINDS: &[(&str, &str, &str, &str)] = &[
     ("apps", "v1", "daemonsets", "DaemonSet"),
     ("batch", "v1", "jobs", "Job"),
     ("", "v1", "events", "Event"),
+    (
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+    ),
+    ("karpenter.sh", "v1", "nodepools", "NodePool"),
+    ("karpenter.sh", "v1", "nodeclaims", "NodeClaim"),
+    (
+        "karpenter.azure.com",
+        "v1beta1",
+        "aksnodeclasses",
+        "AKSNodeClass",
+    ),
 ];
 
 /// How many times a status write re-reads and retries after losing a race.
