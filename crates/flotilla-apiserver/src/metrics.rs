@@ -22,6 +22,15 @@ struct Series {
     total: u64,
 }
 
+/// A gauge family published by a controller: its help text and one value per label set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GaugeFamily {
+    /// What the gauge measures.
+    pub help: String,
+    /// Samples: the label pairs (in order) and the value.
+    pub samples: Vec<(Vec<(String, String)>, f64)>,
+}
+
 /// The engine's metrics registry.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -29,6 +38,9 @@ pub struct Metrics {
     /// a series exists.
     series: Mutex<BTreeMap<String, BTreeMap<String, Series>>>,
     watches: AtomicI64,
+    /// Gauge families controllers publish, by name; each is replaced whole, so series of
+    /// deleted objects disappear.
+    gauges: Mutex<BTreeMap<String, GaugeFamily>>,
 }
 
 impl Metrics {
@@ -67,6 +79,13 @@ impl Metrics {
     /// Currently open watches.
     pub fn open_watches(&self) -> i64 {
         self.watches.load(Ordering::Relaxed)
+    }
+
+    /// Replaces the gauge family `name` (a controller publishes all of its samples at once).
+    pub fn set_gauges(&self, name: &str, family: GaugeFamily) {
+        if let Ok(mut gauges) = self.gauges.lock() {
+            gauges.insert(name.to_string(), family);
+        }
     }
 
     /// The Prometheus text exposition of every metric.
@@ -124,6 +143,19 @@ impl Metrics {
             out,
             "flotilla_store_compacted_revision {compacted_revision}"
         );
+        let gauges = self.gauges.lock().map(|g| g.clone()).unwrap_or_default();
+        for (name, family) in &gauges {
+            let _ = writeln!(out, "# HELP {name} {}\n# TYPE {name} gauge", family.help);
+            for (labels, value) in &family.samples {
+                let labels: Vec<String> = labels
+                    .iter()
+                    .map(|(k, v)| {
+                        format!("{k}=\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+                    })
+                    .collect();
+                let _ = writeln!(out, "{name}{{{}}} {value}", labels.join(","));
+            }
+        }
         out
     }
 }
@@ -131,6 +163,44 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renders_published_gauge_families() {
+        let m = Metrics::default();
+        let sample = |pool: &str, value: f64| {
+            (
+                vec![
+                    ("nodepool".to_string(), pool.to_string()),
+                    ("reason".to_string(), "Empty".to_string()),
+                ],
+                value,
+            )
+        };
+        m.set_gauges(
+            "karpenter_nodepools_allowed_disruptions",
+            GaugeFamily {
+                help: "Allowed disruptions.".into(),
+                samples: vec![sample("default", 2.0), sample("a\"b", 0.0)],
+            },
+        );
+        let text = m.render(1, 0);
+        assert!(
+            text.contains("# TYPE karpenter_nodepools_allowed_disruptions gauge\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "karpenter_nodepools_allowed_disruptions{nodepool=\"default\",reason=\"Empty\"} 2\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("nodepool=\"a\\\"b\""), "{text}");
+        m.set_gauges(
+            "karpenter_nodepools_allowed_disruptions",
+            GaugeFamily::default(),
+        );
+        assert!(!m.render(1, 0).contains("nodepool=\"default\""));
+    }
 
     #[test]
     fn renders_counters_histograms_and_gauges() {

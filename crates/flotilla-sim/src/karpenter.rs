@@ -4,6 +4,7 @@
 //! the pass wakes again when a budget window opens or closes.
 
 use flotilla_api::nodes::{AKSNodeClass, DEFAULT_NODE_CLASS, NodePool};
+use flotilla_apiserver::metrics::GaugeFamily;
 use flotilla_nodes::pool_status::{in_pool, next_budget_change, pool_status};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
@@ -50,7 +51,38 @@ fn node_class_ready(pool: &NodePool, classes: &[AKSNodeClass]) -> Result<(), Str
     }
 }
 
-/// The NodePool status controller's pass at `now`.
+/// The gauge of allowed disruptions per pool and reason, as Karpenter names it.
+pub const ALLOWED_DISRUPTIONS_METRIC: &str = "karpenter_nodepools_allowed_disruptions";
+
+/// The allowed-disruptions gauge, per pool and reason, from the pools' stored statuses (a
+/// status write wakes the next pass, which publishes the new figures).
+pub fn allowed_disruptions_gauge(pools: &[NodePool]) -> GaugeFamily {
+    let samples = pools
+        .iter()
+        .flat_map(|pool| {
+            let name = pool.metadata.name.clone().unwrap_or_default();
+            pool.status
+                .iter()
+                .flat_map(|s| &s.allowed_disruptions)
+                .map(move |figure| {
+                    (
+                        vec![
+                            ("nodepool".to_string(), name.clone()),
+                            ("reason".to_string(), figure.reason.clone()),
+                        ],
+                        figure.allowed as f64,
+                    )
+                })
+        })
+        .collect();
+    GaugeFamily {
+        help: "How many more nodes of a NodePool may be disrupted now, per reason.".into(),
+        samples,
+    }
+}
+
+/// The NodePool status controller's pass at `now`: status writes where a pool's status
+/// changed, and a wake-up at the next budget window edge.
 pub fn plan(state: &ClusterState, now: Timestamp) -> Plan {
     let mut plan = Plan::default();
     for pool in &state.node_pools {

@@ -1,6 +1,6 @@
 //! Seed 003's NodePools on a simulated member, with the real kubectl: every example applies
 //! unchanged, the pools show their node class, nodes and allowed disruptions per reason, say
-//! where their node lifetime comes from, and bad pools are refused with the field named while
+//! where their node lifetime comes from, publish the figures as a metric, and bad pools are refused with the field named while
 //! the stored pool stays as it was.
 
 mod common;
@@ -79,6 +79,16 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
     );
     assert_eq!(reasons.lines().count(), 3, "{reasons}");
     assert!(reasons.starts_with("Underutilized=0: "), "{reasons}");
+
+    // The same figures as a metric, on the member's /metrics (`--raw` paths are absolute, so
+    // they name the member's path on the hub).
+    common::eventually("the allowed-disruptions metric", 30, || {
+        kubectl(&["get", "--raw", "/clusters/member-cluster-01/metrics"])
+            .contains(
+                "karpenter_nodepools_allowed_disruptions{nodepool=\"weekend-only\",reason=\"Drifted\"} 0",
+            )
+            .then_some(())
+    });
 
     // Bad pools are refused with the field named; the stored pool is untouched.
     let before = status(

@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 
 use super::writer::Writer;
+use crate::karpenter;
 use crate::reconcile::{self, ClusterState, Settings};
 
 /// Every key the engine stores lives under this prefix.
@@ -130,6 +131,11 @@ impl Machinery {
     async fn pass(&mut self) -> ApiResult<Option<Timestamp>> {
         let now = self.clock.now();
         let state = self.read().await?;
+        // Published every pass, so the series of a deleted pool disappear.
+        self.writer.engine().metrics().set_gauges(
+            karpenter::ALLOWED_DISRUPTIONS_METRIC,
+            karpenter::allowed_disruptions_gauge(&state.node_pools),
+        );
         let plan = reconcile::plan(&state, &self.settings, now);
         // A wake-up that is already due would only spin: every due change is written now.
         let wake_at = plan.wake_at.filter(|at| *at > now);
