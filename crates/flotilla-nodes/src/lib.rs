@@ -6,3 +6,5 @@
 //! Every decision is a pure function over plain data, with no clock reads and no I/O; the
 //! controllers that run inside each member read the member's API, call these functions, and
 //! write the result.
+
+pub mod scheduling;
