@@ -7,4 +7,5 @@
 //! controllers that run inside each member read the member's API, call these functions, and
 //! write the result.
 
+pub mod consolidation;
 pub mod scheduling;
