@@ -103,6 +103,16 @@ impl fmt::Display for OpenFailure {
     }
 }
 
+/// A pool as the scheduler launches from it.
+#[derive(Clone, Copy)]
+pub(super) struct Template<'p> {
+    /// Its index among the scheduler's pools.
+    pub(super) index: usize,
+    pub(super) pool: &'p NodePool,
+    /// The pool's requirements, with its labels and its name as requirements.
+    pub(super) requirements: SetId,
+}
+
 /// A claim being planned.
 #[derive(Clone, Debug)]
 pub(super) struct PlannedClaim {
@@ -120,20 +130,22 @@ pub(super) struct PlannedClaim {
 }
 
 impl PlannedClaim {
-    /// A new claim from `pool` holding `pod` under requirement term `term`, with the instance
-    /// types within the pool's `remaining` limits, compatible with the pool's requirements
-    /// (`pool_requirements`) and the pod's, and with room for the daemon overhead and the pod.
-    #[allow(clippy::too_many_arguments)]
+    /// A new claim from `template` holding `pod` under requirement term `term`, with the
+    /// instance types within the pool's `remaining` limits, compatible with the template's
+    /// requirements and the pod's, and with room for the daemon overhead and the pod.
     pub(super) fn open(
-        pool_index: usize,
-        pool: &NodePool,
-        pool_requirements: SetId,
+        template: Template<'_>,
         remaining: Option<&Resources>,
         pod_index: usize,
         pod: &SimPod,
         term: SetId,
         catalog: &mut Catalog<'_>,
     ) -> Result<PlannedClaim, OpenFailure> {
+        let Template {
+            index: pool_index,
+            pool,
+            requirements: pool_requirements,
+        } = template;
         if let Some(taint) = untolerated(&pool.taints, &pod.tolerations) {
             return Err(OpenFailure::Untolerated(taint.clone()));
         }

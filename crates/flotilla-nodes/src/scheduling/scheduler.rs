@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use super::claim::{Catalog, OpenFailure, PlannedClaim};
+use super::claim::{Catalog, OpenFailure, PlannedClaim, Template};
 use super::compatibility::{Compatibility, SetId};
 use super::instance_types::InstanceType;
 use super::labels;
@@ -87,7 +87,7 @@ pub struct Results {
 /// simulation) makes later runs cheaper; each run is still a pure function of its inputs.
 pub struct Scheduler<'a> {
     /// The pools, highest weight first, then by name, each with its template requirements.
-    pools: Vec<(&'a NodePool, SetId)>,
+    pools: Vec<Template<'a>>,
     catalog: Catalog<'a>,
 }
 
@@ -144,12 +144,17 @@ impl<'a> Scheduler<'a> {
         ordered.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
         let pools = ordered
             .into_iter()
-            .map(|pool| {
+            .enumerate()
+            .map(|(index, pool)| {
                 let mut template = pool
                     .requirements
                     .intersection(&Requirements::from_labels(&pool.labels));
                 template.add(labels::NODE_POOL, Requirement::single(&pool.name));
-                (pool, catalog.compatibility.intern(&template))
+                Template {
+                    index,
+                    pool,
+                    requirements: catalog.compatibility.intern(&template),
+                }
             })
             .collect();
         Scheduler { pools, catalog }
@@ -187,7 +192,7 @@ impl<'a> Scheduler<'a> {
                 .collect(),
             claims: Vec::new(),
             by_fewest_pods: Vec::new(),
-            remaining: self.pools.iter().map(|(pool, _)| pool.remaining).collect(),
+            remaining: self.pools.iter().map(|t| t.pool.remaining).collect(),
         };
         let mut unschedulable = BTreeMap::new();
         for index in order {
@@ -248,25 +253,17 @@ impl<'a> Scheduler<'a> {
         }
         for position in 0..run.by_fewest_pods.len() {
             let claim = &mut run.claims[run.by_fewest_pods[position]];
-            let pool = self.pools[claim.pool].0;
+            let pool = self.pools[claim.pool].pool;
             if claim.try_add(pool, index, pod, term, &mut self.catalog) {
                 run.claim_grew(position);
                 return Ok(());
             }
         }
         let mut failures = Vec::new();
-        for (pool_index, &(pool, pool_requirements)) in self.pools.iter().enumerate() {
+        for &template in &self.pools {
+            let pool_index = template.index;
             let remaining = run.remaining[pool_index].as_ref();
-            match PlannedClaim::open(
-                pool_index,
-                pool,
-                pool_requirements,
-                remaining,
-                index,
-                pod,
-                term,
-                &mut self.catalog,
-            ) {
+            match PlannedClaim::open(template, remaining, index, pod, term, &mut self.catalog) {
                 Ok(claim) => {
                     if let Some(remaining) = &mut run.remaining[pool_index] {
                         *remaining -= claim.largest_capacity(self.catalog.instance_types);
@@ -290,7 +287,7 @@ impl<'a> Scheduler<'a> {
                 }
                 let reasons: Vec<String> = pools
                     .iter()
-                    .map(|(pool, why)| format!("nodepool {:?}: {why}", self.pools[*pool].0.name))
+                    .map(|(pool, why)| format!("nodepool {:?}: {why}", self.pools[*pool].pool.name))
                     .collect();
                 reasons.join("; ")
             })
@@ -357,7 +354,7 @@ impl<'a> Scheduler<'a> {
                 });
                 instance_type_options.truncate(MAX_INSTANCE_TYPES);
                 NewClaim {
-                    pool: self.pools[claim.pool].0.name.clone(),
+                    pool: self.pools[claim.pool].pool.name.clone(),
                     requirements,
                     instance_type_options,
                     requests: claim.requests,
