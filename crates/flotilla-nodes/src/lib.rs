@@ -8,7 +8,9 @@
 //! write the result.
 
 pub mod budget;
+pub mod consolidation;
 pub mod disruption;
 pub mod drift;
 pub mod expiration;
 pub mod pool_status;
+pub mod scheduling;

@@ -1,0 +1,385 @@
+//! Karpenter's provisioning scheduler (`provisioning/scheduling/scheduler.go`): places pods on
+//! existing nodes, on claims it is already planning, or on new claims from the pools, and says
+//! why the rest cannot be placed.
+//!
+//! Pods go largest first (CPU, then memory, descending). Each pod tries, in order:
+//! 1. existing nodes, initialized ones first, then by name; the first with room, tolerated
+//!    taints and matching labels takes it;
+//! 2. the claims planned so far, fewest pods first (then oldest first); the first that stays
+//!    compatible with some instance type holding all of its pods takes it;
+//! 3. a new claim from the first pool (highest weight, then name) whose taints it tolerates,
+//!    whose requirements are compatible with its own, and which has an instance type within
+//!    the pool's remaining limits with room for the daemon overhead and the pod.
+//!
+//! A pod with several required node-affinity terms tries them in order and keeps the first that
+//! places it (Karpenter relaxes to the next term after a failed pass; here the next term is tried
+//! at once). Preferred affinities, topology spread, pod (anti-)affinity, host ports and volume
+//! limits are not modelled.
+
+use std::collections::BTreeMap;
+
+use super::claim::{Catalog, OpenFailure, PlannedClaim, Template};
+use super::compatibility::{Compatibility, SetId};
+use super::instance_types::InstanceType;
+use super::labels;
+use super::model::{ExistingNode, NodePool, SimPod};
+use super::requirements::{Requirement, Requirements};
+use super::resources::Resources;
+use super::taints::untolerated;
+
+/// At most this many instance-type options are kept for a claim, the cheapest (Karpenter's
+/// `MaxInstanceTypes`).
+pub const MAX_INSTANCE_TYPES: usize = 600;
+
+/// How a scheduling run treats special cases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedulingOptions {
+    /// Report pods placed on an uninitialized existing node as unschedulable (a consolidation
+    /// simulation must not count on a node that may never become ready).
+    pub uninitialized_nodes_are_errors: bool,
+}
+
+/// An instance type a new claim may launch, with the price of its cheapest compatible offering.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceTypeOption {
+    /// The instance type name.
+    pub name: String,
+    /// The price per hour of its cheapest available offering compatible with the claim.
+    pub price: f64,
+}
+
+/// A node the pods need launched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewClaim {
+    /// The pool it comes from.
+    pub pool: String,
+    /// The pool's requirements (its labels and name included) narrowed by every pod's.
+    pub requirements: Requirements,
+    /// The instance types able to hold all of its pods, cheapest first (then by name), at most
+    /// [`MAX_INSTANCE_TYPES`].
+    pub instance_type_options: Vec<InstanceTypeOption>,
+    /// The daemon overhead plus its pods' requests.
+    pub requests: Resources,
+    /// Its pods, in placement order.
+    pub pods: Vec<String>,
+}
+
+impl NewClaim {
+    /// The price of the cheapest option, what the launch would most likely cost.
+    pub fn cheapest_price(&self) -> Option<f64> {
+        self.instance_type_options.first().map(|o| o.price)
+    }
+}
+
+/// Where each pod goes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Results {
+    /// Existing node name → the pods placed on it, in placement order.
+    pub existing: BTreeMap<String, Vec<String>>,
+    /// The nodes to launch, in the order they were planned.
+    pub new_claims: Vec<NewClaim>,
+    /// Pod name → why it cannot be placed.
+    pub unschedulable: BTreeMap<String, String>,
+}
+
+/// A scheduler over a set of pools and an instance-type catalog. It remembers the requirement
+/// algebra it has worked out, so reusing one across runs (as consolidation does for each
+/// simulation) makes later runs cheaper; each run is still a pure function of its inputs.
+pub struct Scheduler<'a> {
+    /// The pools, highest weight first, then by name, each with its template requirements.
+    pools: Vec<Template<'a>>,
+    catalog: Catalog<'a>,
+}
+
+/// An existing node during a run.
+struct NodeSlot<'n> {
+    node: &'n ExistingNode,
+    requested: Resources,
+    pods: Vec<usize>,
+}
+
+/// The state of one run.
+struct Run<'n> {
+    nodes: Vec<NodeSlot<'n>>,
+    claims: Vec<PlannedClaim>,
+    /// Claim indices, fewest pods first, then oldest first.
+    by_fewest_pods: Vec<usize>,
+    /// Each pool's remaining limits, in the scheduler's pool order.
+    remaining: Vec<Option<Resources>>,
+}
+
+impl Run<'_> {
+    fn order_key(&self, claim: usize) -> (usize, usize) {
+        (self.claims[claim].pods.len(), claim)
+    }
+
+    /// Moves the claim at `position` of `by_fewest_pods` back past claims that now have fewer
+    /// pods than it.
+    fn claim_grew(&mut self, position: usize) {
+        let key = self.order_key(self.by_fewest_pods[position]);
+        let mut i = position;
+        while i + 1 < self.by_fewest_pods.len() && self.order_key(self.by_fewest_pods[i + 1]) < key
+        {
+            self.by_fewest_pods.swap(i, i + 1);
+            i += 1;
+        }
+    }
+
+    fn add_claim(&mut self, claim: PlannedClaim) {
+        self.claims.push(claim);
+        let index = self.claims.len() - 1;
+        let key = self.order_key(index);
+        let position = self
+            .by_fewest_pods
+            .partition_point(|&c| self.order_key(c) < key);
+        self.by_fewest_pods.insert(position, index);
+    }
+}
+
+impl<'a> Scheduler<'a> {
+    /// A scheduler launching from `pools` with `instance_types`.
+    pub fn new(pools: &'a [NodePool], instance_types: &'a [InstanceType]) -> Self {
+        let mut catalog = Catalog::new(instance_types);
+        let mut ordered: Vec<&NodePool> = pools.iter().collect();
+        ordered.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
+        let pools = ordered
+            .into_iter()
+            .enumerate()
+            .map(|(index, pool)| {
+                let mut template = pool
+                    .requirements
+                    .intersection(&Requirements::from_labels(&pool.labels));
+                template.add(labels::NODE_POOL, Requirement::single(&pool.name));
+                Template {
+                    index,
+                    pool,
+                    requirements: catalog.compatibility.intern(&template),
+                }
+            })
+            .collect();
+        Scheduler { pools, catalog }
+    }
+
+    /// The instance-type catalog it launches from.
+    pub fn instance_types(&self) -> &'a [InstanceType] {
+        self.catalog.instance_types
+    }
+
+    /// Places `pods` on `nodes` (with what is already bound to them) or on new claims. Pod names
+    /// must be unique.
+    pub fn schedule(
+        &mut self,
+        nodes: &[&ExistingNode],
+        pods: &[&SimPod],
+        options: SchedulingOptions,
+    ) -> Results {
+        let (term_ids, term_starts) = self.intern_terms(pods);
+        let mut order: Vec<usize> = (0..pods.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&pods[a].requests, &pods[b].requests);
+            (b.cpu_millis, b.memory_bytes).cmp(&(a.cpu_millis, a.memory_bytes))
+        });
+        let mut sorted_nodes: Vec<&ExistingNode> = nodes.to_vec();
+        sorted_nodes.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
+        let mut run = Run {
+            nodes: sorted_nodes
+                .into_iter()
+                .map(|node| NodeSlot {
+                    node,
+                    requested: node.requested,
+                    pods: Vec::new(),
+                })
+                .collect(),
+            claims: Vec::new(),
+            by_fewest_pods: Vec::new(),
+            remaining: self.pools.iter().map(|t| t.pool.remaining).collect(),
+        };
+        let mut unschedulable = BTreeMap::new();
+        for index in order {
+            let terms = &term_ids[term_starts[index]..term_starts[index + 1]];
+            let mut failures = Vec::new();
+            for &term in terms {
+                match self.place(&mut run, index, pods[index], term) {
+                    Ok(()) => {
+                        failures.clear();
+                        break;
+                    }
+                    Err(why) => failures.push(why),
+                }
+            }
+            if !failures.is_empty() {
+                unschedulable.insert(pods[index].name.clone(), self.explain(&failures));
+            }
+        }
+        self.results(run, pods, unschedulable, options)
+    }
+
+    /// Each pod's requirement terms as ids, flattened: pod `i`'s are
+    /// `ids[starts[i]..starts[i + 1]]`, at least one each.
+    fn intern_terms(&mut self, pods: &[&SimPod]) -> (Vec<SetId>, Vec<usize>) {
+        let mut ids = Vec::with_capacity(pods.len());
+        let mut starts = Vec::with_capacity(pods.len() + 1);
+        for pod in pods {
+            starts.push(ids.len());
+            if pod.requirement_terms.is_empty() {
+                ids.push(Compatibility::NONE);
+            }
+            for term in &pod.requirement_terms {
+                ids.push(self.catalog.compatibility.intern(term));
+            }
+        }
+        starts.push(ids.len());
+        (ids, starts)
+    }
+
+    /// Places pod `index` under requirement `term`, or says why no pool can open a claim for it.
+    fn place(
+        &mut self,
+        run: &mut Run<'_>,
+        index: usize,
+        pod: &SimPod,
+        term: SetId,
+    ) -> Result<(), Vec<(usize, OpenFailure)>> {
+        let requirements = self.catalog.compatibility.get(term);
+        let fitting_node = run.nodes.iter_mut().find(|slot| {
+            (slot.requested + pod.requests).fits(&slot.node.allocatable)
+                && untolerated(&slot.node.taints, &pod.tolerations).is_none()
+                && requirements.matches(&slot.node.labels)
+        });
+        if let Some(slot) = fitting_node {
+            slot.requested += pod.requests;
+            slot.pods.push(index);
+            return Ok(());
+        }
+        for position in 0..run.by_fewest_pods.len() {
+            let claim = &mut run.claims[run.by_fewest_pods[position]];
+            let pool = self.pools[claim.pool].pool;
+            if claim.try_add(pool, index, pod, term, &mut self.catalog) {
+                run.claim_grew(position);
+                return Ok(());
+            }
+        }
+        let mut failures = Vec::new();
+        for &template in &self.pools {
+            let pool_index = template.index;
+            let remaining = run.remaining[pool_index].as_ref();
+            match PlannedClaim::open(template, remaining, index, pod, term, &mut self.catalog) {
+                Ok(claim) => {
+                    if let Some(remaining) = &mut run.remaining[pool_index] {
+                        *remaining -= claim.largest_capacity(self.catalog.instance_types);
+                    }
+                    run.add_claim(claim);
+                    return Ok(());
+                }
+                Err(why) => failures.push((pool_index, why)),
+            }
+        }
+        Err(failures)
+    }
+
+    /// Why a pod could not be placed under any of its terms: each pool's reason, per term.
+    fn explain(&self, failures: &[Vec<(usize, OpenFailure)>]) -> String {
+        let per_term: Vec<String> = failures
+            .iter()
+            .map(|pools| {
+                if pools.is_empty() {
+                    return "no existing node has room and there is no node pool".to_string();
+                }
+                let reasons: Vec<String> = pools
+                    .iter()
+                    .map(|(pool, why)| format!("nodepool {:?}: {why}", self.pools[*pool].pool.name))
+                    .collect();
+                reasons.join("; ")
+            })
+            .collect();
+        match per_term.as_slice() {
+            [only] => only.clone(),
+            _ => per_term
+                .iter()
+                .enumerate()
+                .map(|(i, why)| format!("node affinity term {}: {why}", i + 1))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        }
+    }
+
+    fn results(
+        &self,
+        run: Run<'_>,
+        pods: &[&SimPod],
+        mut unschedulable: BTreeMap<String, String>,
+        options: SchedulingOptions,
+    ) -> Results {
+        let names = |indices: &[usize]| {
+            indices
+                .iter()
+                .map(|&i| pods[i].name.clone())
+                .collect::<Vec<_>>()
+        };
+        let mut existing = BTreeMap::new();
+        for slot in run.nodes.iter().filter(|slot| !slot.pods.is_empty()) {
+            if options.uninitialized_nodes_are_errors && !slot.node.initialized {
+                for pod in names(&slot.pods) {
+                    let why = format!(
+                        "would schedule against uninitialized node {:?}",
+                        slot.node.name
+                    );
+                    unschedulable.insert(pod, why);
+                }
+            } else {
+                existing.insert(slot.node.name.clone(), names(&slot.pods));
+            }
+        }
+        let new_claims = run
+            .claims
+            .iter()
+            .map(|claim| {
+                let requirements = self.catalog.compatibility.get(claim.requirements).clone();
+                let mut instance_type_options: Vec<InstanceTypeOption> = claim
+                    .options
+                    .iter()
+                    .filter_map(|&i| {
+                        let it = &self.catalog.instance_types[i as usize];
+                        let offering = it.cheapest_offering(&requirements)?;
+                        Some(InstanceTypeOption {
+                            name: it.name.clone(),
+                            price: offering.price,
+                        })
+                    })
+                    .collect();
+                instance_type_options.sort_by(|a, b| {
+                    a.price
+                        .total_cmp(&b.price)
+                        .then_with(|| a.name.cmp(&b.name))
+                });
+                instance_type_options.truncate(MAX_INSTANCE_TYPES);
+                NewClaim {
+                    pool: self.pools[claim.pool].pool.name.clone(),
+                    requirements,
+                    instance_type_options,
+                    requests: claim.requests,
+                    pods: names(&claim.pods),
+                }
+            })
+            .collect();
+        Results {
+            existing,
+            new_claims,
+            unschedulable,
+        }
+    }
+}
+
+/// Schedules `pods` onto `nodes` or new claims from `pools` in one run: a [`Scheduler`] built
+/// for the call.
+pub fn schedule(
+    pools: &[NodePool],
+    instance_types: &[InstanceType],
+    nodes: &[ExistingNode],
+    pods: &[SimPod],
+    options: SchedulingOptions,
+) -> Results {
+    let nodes: Vec<&ExistingNode> = nodes.iter().collect();
+    let pods: Vec<&SimPod> = pods.iter().collect();
+    Scheduler::new(pools, instance_types).schedule(&nodes, &pods, options)
+}
