@@ -92,6 +92,22 @@ pub struct PodFacts {
 }
 
 impl PodFacts {
+    /// A running pod `key` with no protection, no PodDisruptionBudget, and default priority
+    /// and deletion cost; the controller sets what differs.
+    pub fn new(key: &str) -> PodFacts {
+        PodFacts {
+            key: key.to_string(),
+            daemon_set: false,
+            mirror: false,
+            terminal: false,
+            terminating: false,
+            do_not_disrupt: DoNotDisrupt::No,
+            pdb: PdbVerdict::Free,
+            priority: 0,
+            deletion_cost: 0,
+        }
+    }
+
     /// Whether disrupting the node means finding this pod a new home: active, not a DaemonSet
     /// or mirror pod.
     pub fn reschedulable(&self) -> bool {

@@ -5,17 +5,7 @@ fn now() -> Timestamp {
 }
 
 fn pod(key: &str) -> PodFacts {
-    PodFacts {
-        key: key.into(),
-        daemon_set: false,
-        mirror: false,
-        terminal: false,
-        terminating: false,
-        do_not_disrupt: DoNotDisrupt::No,
-        pdb: PdbVerdict::Free,
-        priority: 0,
-        deletion_cost: 0,
-    }
+    PodFacts::new(key)
 }
 
 fn node(pods: Vec<PodFacts>) -> NodeFacts {

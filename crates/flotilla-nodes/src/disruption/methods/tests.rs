@@ -1,20 +1,10 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::*;
-use crate::disruption::candidate::{DoNotDisrupt, PdbVerdict, PodFacts};
+use crate::disruption::candidate::PodFacts;
 
 fn pod(key: &str) -> PodFacts {
-    PodFacts {
-        key: key.into(),
-        daemon_set: false,
-        mirror: false,
-        terminal: false,
-        terminating: false,
-        do_not_disrupt: DoNotDisrupt::No,
-        pdb: PdbVerdict::Free,
-        priority: 0,
-        deletion_cost: 0,
-    }
+    PodFacts::new(key)
 }
 
 fn node(name: &str, pool: &str, pods: usize) -> NodeFacts {
