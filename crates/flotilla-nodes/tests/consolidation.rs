@@ -139,6 +139,20 @@ fn pools() -> Vec<NodePool> {
     vec![NodePool::new("default")]
 }
 
+/// The cluster of `nodes` with no pending pods.
+fn cluster_of<'a>(
+    pools: &'a [NodePool],
+    catalog: &'a [InstanceType],
+    nodes: &'a [ExistingNode],
+) -> Cluster<'a> {
+    Cluster {
+        pools,
+        instance_types: catalog,
+        nodes,
+        pending: &[],
+    }
+}
+
 fn replacement(command: &Command) -> &flotilla_nodes::scheduling::NewClaim {
     match &command.action {
         Action::Replace(claim) => claim,
@@ -167,12 +181,7 @@ fn a_node_whose_pods_fit_elsewhere_is_deleted() {
     ];
     let (nodes, candidates) = split(machines, &["idle"]);
     let pools = pools();
-    let cluster = Cluster {
-        pools: &pools,
-        instance_types: &catalog,
-        nodes: &nodes,
-        pending: &[],
-    };
+    let cluster = cluster_of(&pools, &catalog, &nodes);
     let decision = single(cluster, &candidates, ConsolidationOptions::default());
     let command = decision.command.expect("a command");
     assert_eq!(command.action, Action::Delete);
@@ -195,12 +204,7 @@ fn an_oversized_node_is_replaced_by_a_cheaper_spot_node() {
     )];
     let (nodes, candidates) = split(machines, &["big"]);
     let pools = pools();
-    let cluster = Cluster {
-        pools: &pools,
-        instance_types: &catalog,
-        nodes: &nodes,
-        pending: &[],
-    };
+    let cluster = cluster_of(&pools, &catalog, &nodes);
     let command = single(cluster, &candidates, ConsolidationOptions::default())
         .command
         .unwrap();
@@ -243,12 +247,7 @@ fn a_replacement_must_be_cheaper() {
     )];
     let (nodes, candidates) = split(machines, &["n"]);
     let pools = [on_demand_only];
-    let cluster = Cluster {
-        pools: &pools,
-        instance_types: &catalog,
-        nodes: &nodes,
-        pending: &[],
-    };
+    let cluster = cluster_of(&pools, &catalog, &nodes);
     let decision = single(cluster, &candidates, ConsolidationOptions::default());
     assert_eq!(decision.command, None);
     assert_eq!(
@@ -403,12 +402,7 @@ fn multi_node_finds_the_longest_valid_prefix() {
     let catalog = catalog();
     let (nodes, candidates) = five_medium_nodes(&catalog);
     let pools = pools();
-    let cluster = Cluster {
-        pools: &pools,
-        instance_types: &catalog,
-        nodes: &nodes,
-        pending: &[],
-    };
+    let cluster = cluster_of(&pools, &catalog, &nodes);
     let decision = multi(cluster, &candidates, 10);
     let command = decision.command.clone().expect("a command");
     assert_eq!(command.method, Method::MultiNode);
@@ -430,12 +424,7 @@ fn multi_node_stops_when_told_and_keeps_the_last_valid_command() {
     let catalog = catalog();
     let (nodes, candidates) = five_medium_nodes(&catalog);
     let pools = pools();
-    let cluster = Cluster {
-        pools: &pools,
-        instance_types: &catalog,
-        nodes: &nodes,
-        pending: &[],
-    };
+    let cluster = cluster_of(&pools, &catalog, &nodes);
     let mut asked = 0;
     let mut stop_after_one = || {
         asked += 1;
