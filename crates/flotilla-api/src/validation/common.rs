@@ -2,9 +2,18 @@
 //! kinds make (label selectors, immutable fields, name length).
 
 use flotilla_apimachinery::{FieldError, FieldErrorType};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::path::Path;
+
+/// The object's `spec` as `T`, when it matches its schema (an object that does not gets
+/// only the schema's errors: it cannot be read, and the schema already names every bad field).
+pub(crate) fn spec<T: DeserializeOwned>(object: &Value) -> Option<T> {
+    object
+        .get("spec")
+        .and_then(|spec| serde_json::from_value(spec.clone()).ok())
+}
 
 /// The list at `key` of `value`, empty when absent or not a list.
 pub(crate) fn list<'a>(value: Option<&'a Value>, key: &str) -> &'a [Value] {

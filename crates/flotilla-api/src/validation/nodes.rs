@@ -5,22 +5,14 @@
 
 use flotilla_apimachinery::FieldError;
 use flotilla_apimachinery::cron::Schedule;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::common::immutable;
+use super::common::{immutable, spec};
 use super::path::Path;
 use crate::nodes::{
     Budget, NODEPOOL_LABEL, NodeClaimSpec, NodePoolSpec, NodeSelectorRequirementWithMinValues,
     RequirementOperator,
 };
-
-/// The object's `spec`, when it matches its schema.
-fn spec<T: DeserializeOwned>(object: &Value) -> Option<T> {
-    object
-        .get("spec")
-        .and_then(|spec| serde_json::from_value(spec.clone()).ok())
-}
 
 /// Validates a `NodePool`.
 pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldError> {

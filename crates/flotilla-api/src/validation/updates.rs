@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use flotilla_apimachinery::{FieldError, FieldErrorType};
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::common::spec;
 use super::path::Path;
 use crate::updates::auto_upgrade::{AutoUpgradeProfileSpec, Channel};
 use crate::updates::maintenance::{
@@ -17,13 +17,6 @@ use crate::updates::strategy::{
     GateConfiguration, GateType, MemberSelector, STAGE_CONCURRENCY_MAX, UpdateRunStrategy,
 };
 use crate::updates::update_run::{NodeImageSelectionType, UpdateRunSpec, UpgradeType};
-
-/// The object's `spec`, when it matches its schema.
-fn spec<T: DeserializeOwned>(object: &Value) -> Option<T> {
-    object
-        .get("spec")
-        .and_then(|spec| serde_json::from_value(spec.clone()).ok())
-}
 
 /// Validates a `FleetUpdateStrategy`.
 pub(crate) fn validate_strategy(new: &Value) -> Vec<FieldError> {
