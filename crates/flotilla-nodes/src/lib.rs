@@ -12,5 +12,7 @@ pub mod consolidation;
 pub mod disruption;
 pub mod drift;
 pub mod expiration;
+pub mod pdb;
+pub mod pod;
 pub mod pool_status;
 pub mod scheduling;

@@ -2,9 +2,18 @@
 //! when" and "Cost and order"). The controller reads the member's objects into [`NodeFacts`];
 //! [`rejection`] says why a node is not a candidate, in words a person can act on.
 
-use jiff::{SignedDuration, Timestamp};
-
+use flotilla_api::nodes::DO_NOT_DISRUPT_ANNOTATION;
 use flotilla_apimachinery::go_duration;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::Pod;
+
+use crate::pdb::Budgets;
+use crate::pod;
+
+/// Annotation on mirror (static) pods, which the kubelet owns.
+const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
+/// Annotation that makes a pod cheaper or dearer to delete.
+const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 /// How forcefully a method disrupts: consolidation is graceful; drift is eventual, and an
 /// eventual disruption ignores pod-level blocks when the pool sets `terminationGracePeriod`
@@ -106,6 +115,44 @@ impl PodFacts {
             priority: 0,
             deletion_cost: 0,
         }
+    }
+
+    /// Reads `pod`, covered by `budgets`. The second value says why an annotation was ignored
+    /// (an invalid `karpenter.sh/do-not-disrupt`), for an event.
+    pub fn from_pod(pod: &Pod, budgets: &Budgets) -> (PodFacts, Option<String>) {
+        let (mut facts, warning) = PodFacts::read(pod);
+        facts.pdb = budgets.verdict(&facts.key);
+        (facts, warning)
+    }
+
+    /// Reads everything but [`PodFacts::pdb`], which is left [`PdbVerdict::Free`]: a DaemonSet
+    /// owner; a mirror pod (annotated `kubernetes.io/config.mirror` or owned by its Node);
+    /// `do-not-disrupt` counted from `status.startTime`; `spec.priority`; the deletion cost
+    /// (0 when unparsable).
+    pub(crate) fn read(pod: &Pod) -> (PodFacts, Option<String>) {
+        let started = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.start_time.as_ref())
+            .map(|t| t.0);
+        let (do_not_disrupt, warning) =
+            match DoNotDisrupt::read(pod::annotation(pod, DO_NOT_DISRUPT_ANNOTATION), started) {
+                Ok(read) => (read, None),
+                Err(warning) => (DoNotDisrupt::No, Some(warning)),
+            };
+        let facts = PodFacts {
+            daemon_set: pod::owned_by(pod, "DaemonSet"),
+            mirror: pod::annotation(pod, MIRROR_ANNOTATION).is_some() || pod::owned_by(pod, "Node"),
+            terminal: pod::is_terminal(pod),
+            terminating: pod.metadata.deletion_timestamp.is_some(),
+            do_not_disrupt,
+            priority: pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0),
+            deletion_cost: pod::annotation(pod, DELETION_COST_ANNOTATION)
+                .and_then(|cost| cost.parse().ok())
+                .unwrap_or(0),
+            ..PodFacts::new(&pod::key(pod))
+        };
+        (facts, warning)
     }
 
     /// Whether disrupting the node means finding this pod a new home: active, not a DaemonSet

@@ -185,11 +185,7 @@ pub fn pod_requirement_terms(pod: &Pod) -> Result<Vec<Requirements>, ConversionE
 /// A pod as the scheduler sees it, named `namespace/name`. Tolerations with an unknown
 /// operator or effect are dropped (they tolerate nothing).
 pub fn sim_pod(pod: &Pod) -> Result<SimPod, ConversionError> {
-    let name = format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or_default(),
-        pod.metadata.name.as_deref().unwrap_or_default()
-    );
+    let name = crate::pod::key(pod);
     let tolerations = pod
         .spec
         .iter()

@@ -245,3 +245,63 @@ fn costs_follow_karpenter() {
     };
     assert!(idle_big.consolidation_priority() > busy.consolidation_priority());
 }
+
+#[test]
+fn pod_facts_are_read_from_kubernetes_pods() {
+    use crate::pdb::fixtures::{budget, deleting, int, labels, pod as k8s_pod};
+    use k8s_openapi::api::core::v1::PodSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+
+    let mut logs = k8s_pod("logs-x", "logs");
+    logs.metadata.owner_references = Some(vec![OwnerReference {
+        kind: "DaemonSet".into(),
+        ..Default::default()
+    }]);
+    logs.metadata.annotations = Some(
+        [
+            (DO_NOT_DISRUPT_ANNOTATION.to_string(), "1h".to_string()),
+            (DELETION_COST_ANNOTATION.to_string(), "-5".to_string()),
+        ]
+        .into(),
+    );
+    logs.status.as_mut().unwrap().start_time = Some(Time(now()));
+    logs.spec = Some(PodSpec {
+        priority: Some(1000),
+        ..Default::default()
+    });
+    let logs = deleting(logs, "2026-11-21T12:01:00Z");
+    let pods = [logs.clone(), k8s_pod("web-0", "web")];
+    let budgets = Budgets::new(
+        &[budget("logs", labels(&[("app", "logs")]), int(5), None)],
+        &pods,
+    );
+    assert_eq!(
+        PodFacts::from_pod(&logs, &budgets),
+        (
+            PodFacts {
+                daemon_set: true,
+                terminating: true,
+                do_not_disrupt: DoNotDisrupt::Until("2026-11-21T13:00:00Z".parse().unwrap()),
+                priority: 1000,
+                deletion_cost: -5,
+                ..pod("default/logs-x")
+            },
+            None
+        )
+    );
+
+    let mut web = k8s_pod("web-0", "web");
+    web.metadata.annotations =
+        Some([(DO_NOT_DISRUPT_ANNOTATION.to_string(), "yes".to_string())].into());
+    let blocking = Budgets::new(
+        &[budget("web", labels(&[("app", "web")]), int(1), None)],
+        &pods,
+    );
+    let (facts, warning) = PodFacts::from_pod(&web, &blocking);
+    assert_eq!(facts.pdb, PdbVerdict::Blocked("default/web".into()));
+    assert_eq!(facts.do_not_disrupt, DoNotDisrupt::No);
+    assert_eq!(
+        warning.as_deref(),
+        Some("karpenter.sh/do-not-disrupt=\"yes\" is neither \"true\" nor a duration; ignored")
+    );
+}
