@@ -16,3 +16,4 @@ pub mod pdb;
 pub mod pod;
 pub mod pool_status;
 pub mod scheduling;
+pub mod termination;
