@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod daemonset;
 pub mod deployment;
+pub mod disruption_budget;
 pub mod events;
 pub mod fleet;
 pub mod ids;
