@@ -171,18 +171,22 @@ impl SimCluster {
             .await?;
         let settings = Settings {
             member: spec.name.clone(),
+            region: spec.region.clone(),
+            kubernetes_version: spec.kubernetes_version.clone(),
             timing: Timing {
                 readiness_delay: to_duration(options.readiness_delay),
                 job_duration: to_duration(options.job_duration),
             },
         };
         let clock = options.clock;
-        let machinery = tokio::spawn(Machinery::new(writer, settings, clock.clone()).run());
+        let shared = Arc::new(RwLock::new(spec.clone()));
+        let machinery =
+            tokio::spawn(Machinery::new(writer, settings, clock.clone(), shared.clone()).run());
         Ok(SimCluster {
             name: spec.name.clone(),
             hub,
             clock,
-            spec: Arc::new(RwLock::new(spec.clone())),
+            spec: shared,
             machinery,
         })
     }

@@ -99,6 +99,31 @@ fn quantities(pairs: [(&str, String); 4]) -> BTreeMap<String, Quantity> {
         .collect()
 }
 
+/// One simulated machine, as much as its Node shows of it.
+#[derive(Debug, Clone)]
+pub struct Machine<'a> {
+    /// The member it runs in.
+    pub member: &'a str,
+    /// The node's name.
+    pub name: String,
+    /// Its instance type.
+    pub instance: &'a InstanceType,
+    /// The member's region.
+    pub region: &'a str,
+    /// Its zone.
+    pub zone: &'a str,
+    /// Its place among the member's machines (sets its addresses).
+    pub ordinal: u32,
+    /// The node image it runs.
+    pub image: &'a str,
+    /// Its kubelet's Kubernetes version.
+    pub kubernetes_version: &'a str,
+    /// `on-demand` or `spot`.
+    pub capacity_type: &'a str,
+    /// Labels beyond the well-known ones every node carries.
+    pub labels: BTreeMap<String, String>,
+}
+
 fn node(
     member: &MemberSpec,
     pool: &NodePoolSpec,
@@ -108,29 +133,55 @@ fn node(
     zone: &str,
     now: Timestamp,
 ) -> Node {
-    let name = node_name(&member.name, &pool.name, index);
+    machine_node(
+        &Machine {
+            member: &member.name,
+            name: node_name(&member.name, &pool.name, index),
+            instance,
+            region: &member.region,
+            zone,
+            ordinal,
+            image: &pool.node_image_version,
+            kubernetes_version: &member.kubernetes_version,
+            capacity_type: "on-demand",
+            labels: [(AGENT_POOL_LABEL.to_string(), pool.name.clone())].into(),
+        },
+        now,
+    )
+}
+
+/// The Node of `machine`, Ready at `now`.
+pub fn machine_node(machine: &Machine<'_>, now: Timestamp) -> Node {
+    let Machine {
+        member,
+        instance,
+        zone,
+        ordinal,
+        ..
+    } = *machine;
+    let name = machine.name.clone();
     let arch = instance.arch.label();
-    let version = git_version(&member.kubernetes_version);
-    let labels: BTreeMap<String, String> = [
+    let version = git_version(machine.kubernetes_version);
+    let mut labels: BTreeMap<String, String> = [
         ("kubernetes.io/hostname", name.as_str()),
         ("kubernetes.io/os", "linux"),
         ("kubernetes.io/arch", arch),
         ("node.kubernetes.io/instance-type", instance.name.as_str()),
-        ("topology.kubernetes.io/region", member.region.as_str()),
+        ("topology.kubernetes.io/region", machine.region),
         ("topology.kubernetes.io/zone", zone),
-        (AGENT_POOL_LABEL, pool.name.as_str()),
-        (NODE_IMAGE_LABEL, pool.node_image_version.as_str()),
-        ("karpenter.sh/capacity-type", "on-demand"),
+        (NODE_IMAGE_LABEL, machine.image),
+        ("karpenter.sh/capacity-type", machine.capacity_type),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
+    labels.extend(machine.labels.clone());
     let address = Ipv4Addr::from(u32::from(NODE_SUBNET_FIRST).wrapping_add(ordinal));
     let pod_cidr = format!(
         "{}/24",
         Ipv4Addr::from(u32::from(POD_CIDR_BASE).wrapping_add(ordinal << 8))
     );
-    let (os_image, kernel) = os_of(&pool.node_image_version);
+    let (os_image, kernel) = os_of(machine.image);
     let condition = |kind: &str, status: &str, reason: &str, message: &str| NodeCondition {
         type_: kind.into(),
         status: status.into(),
@@ -146,7 +197,7 @@ fn node(
             ..Default::default()
         },
         spec: Some(NodeSpec {
-            provider_id: Some(format!("sim://{}/{name}", member.name)),
+            provider_id: Some(format!("sim://{member}/{name}")),
             pod_cidr: Some(pod_cidr.clone()),
             pod_cidrs: Some(vec![pod_cidr]),
             ..Default::default()
@@ -208,15 +259,15 @@ fn node(
             }),
             node_info: Some(NodeSystemInfo {
                 architecture: arch.into(),
-                boot_id: uuid_like(&format!("boot/{}/{name}", member.name)),
+                boot_id: uuid_like(&format!("boot/{member}/{name}")),
                 container_runtime_version: CONTAINER_RUNTIME.into(),
                 kernel_version: kernel.into(),
                 kube_proxy_version: version.clone(),
                 kubelet_version: version,
-                machine_id: hex_digest(&format!("machine/{}/{name}", member.name), 32),
+                machine_id: hex_digest(&format!("machine/{member}/{name}"), 32),
                 operating_system: "linux".into(),
                 os_image: os_image.into(),
-                system_uuid: uuid_like(&format!("system/{}/{name}", member.name)),
+                system_uuid: uuid_like(&format!("system/{member}/{name}")),
                 ..Default::default()
             }),
             ..Default::default()

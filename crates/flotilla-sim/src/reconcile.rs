@@ -1,5 +1,6 @@
 //! One pass of every simulated controller over a member's state: the workload controllers,
-//! the scheduler, the kubelets and the service allocator, as one pure function.
+//! the scheduler, the kubelets, the service allocator and Karpenter's controllers, as one pure
+//! function (Karpenter's in-memory state passed in and out).
 
 use std::collections::HashMap;
 
@@ -14,7 +15,8 @@ use crate::actions::Plan;
 use crate::kubelet::Timing;
 use crate::objects::{controller_uid, name_of, uid_of};
 use crate::{
-    daemonset, deployment, job, karpenter, kubelet, replicaset, scheduler, services, statefulset,
+    daemonset, deployment, disruption_budget, job, karpenter, kubelet, replicaset, scheduler,
+    services, statefulset,
 };
 
 /// Everything the controllers read, as listed from the member's API.
@@ -51,6 +53,10 @@ pub struct ClusterState {
 pub struct Settings {
     /// The member's name (seeds its load-balancer addresses).
     pub member: String,
+    /// Its region (the zones and prices of its cloud).
+    pub region: String,
+    /// Its control plane's Kubernetes version (new nodes' kubelets run it).
+    pub kubernetes_version: String,
     /// How long containers take.
     pub timing: Timing,
 }
@@ -69,8 +75,14 @@ where
     out
 }
 
-/// Runs every controller once over `state` at `now`.
-pub fn plan(state: &ClusterState, settings: &Settings, now: Timestamp) -> Plan {
+/// Runs every controller once over `state` at `now`; `memory` is what Karpenter's controllers
+/// keep between passes.
+pub fn plan(
+    state: &ClusterState,
+    settings: &Settings,
+    memory: &mut karpenter::Memory,
+    now: Timestamp,
+) -> Plan {
     let mut plan = Plan::default();
     let pods_of = by_controller(&state.pods, |p| &p.metadata);
     let sets_of = by_controller(&state.replica_sets, |r| &r.metadata);
@@ -110,7 +122,12 @@ pub fn plan(state: &ClusterState, settings: &Settings, now: Timestamp) -> Plan {
         plan.merge(kubelet::sync_node(node, pods, now, &settings.timing));
     }
     plan.merge(services::allocate(&state.services, &settings.member));
-    plan.merge(karpenter::plan(state, now));
+    plan.merge(disruption_budget::reconcile(
+        &state.pod_disruption_budgets,
+        &state.pods,
+        now,
+    ));
+    plan.merge(karpenter::plan(state, settings, memory, now));
     plan
 }
 

@@ -30,11 +30,18 @@ pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldE
             "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
         ));
     }
-    requirement_rules(
-        &pool.template.spec.requirements,
-        &template.child("spec").child("requirements"),
-        &mut errors,
-    );
+    let requirements = template.child("spec").child("requirements");
+    requirement_rules(&pool.template.spec.requirements, &requirements, &mut errors);
+    // A claim's requirements name its pool; a pool's may not.
+    for (i, requirement) in pool.template.spec.requirements.iter().enumerate() {
+        if requirement.key == NODEPOOL_LABEL {
+            errors.push(FieldError::invalid(
+                requirements.index(i).child("key"),
+                Value::from(NODEPOOL_LABEL),
+                "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
+            ));
+        }
+    }
     let budgets = Path::new("spec").child("disruption").child("budgets");
     for (i, budget) in pool
         .disruption
@@ -105,7 +112,7 @@ fn budget_rules(budget: &Budget, path: &Path, errors: &mut Vec<FieldError>) {
 }
 
 /// Requirements: known operators with the right number of values, integers for the numeric
-/// operators, `minValues` no more than the values of an `In`, and no `karpenter.sh/nodepool`.
+/// operators, and `minValues` no more than the values of an `In`.
 fn requirement_rules(
     requirements: &[NodeSelectorRequirementWithMinValues],
     path: &Path,
@@ -113,13 +120,6 @@ fn requirement_rules(
 ) {
     for (i, requirement) in requirements.iter().enumerate() {
         let path = path.index(i);
-        if requirement.key == NODEPOOL_LABEL {
-            errors.push(FieldError::invalid(
-                path.child("key"),
-                Value::from(NODEPOOL_LABEL),
-                "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
-            ));
-        }
         let values = &requirement.values;
         let value_path = path.child("values");
         match requirement.operator {

@@ -3,7 +3,8 @@
 //! data.
 //!
 //! - [`resources`]: what pods request and nodes hold; [`from_k8s`] reads it, with pods' node
-//!   requirements and nodes' labels and taints, from Kubernetes objects.
+//!   requirements and nodes' labels and taints, from Kubernetes objects, and [`from_api`]
+//!   reads pools and claims from Karpenter's kinds.
 //! - [`requirements`]: Karpenter's requirements algebra over label keys.
 //! - [`taints`]: taints and tolerations.
 //! - [`instance_types`]: instance types and their offerings, and a KWOK-like catalog.
@@ -12,6 +13,7 @@
 
 mod claim;
 mod compatibility;
+pub mod from_api;
 pub mod from_k8s;
 pub mod instance_types;
 pub mod labels;

@@ -199,6 +199,23 @@ impl Requirement {
         }
     }
 
+    /// This requirement as node-selector expressions, ANDed: its integer bounds as `Gt`/`Lt`,
+    /// then its set (an unbounded `Exists` is dropped when bounds say it already).
+    pub fn expressions(&self) -> Vec<(Operator, Vec<String>)> {
+        let mut out = Vec::new();
+        if let Some(bound) = self.greater_than {
+            out.push((Operator::Gt, vec![bound.to_string()]));
+        }
+        if let Some(bound) = self.less_than {
+            out.push((Operator::Lt, vec![bound.to_string()]));
+        }
+        match self.operator() {
+            Operator::Exists if !out.is_empty() => {}
+            operator => out.push((operator, self.values.iter().cloned().collect())),
+        }
+        out
+    }
+
     /// Whether a node without the label satisfies this requirement (`NotIn`, `DoesNotExist`).
     pub fn allows_absence(&self) -> bool {
         matches!(self.operator(), Operator::NotIn | Operator::DoesNotExist)

@@ -3,7 +3,7 @@
 //! changes under a kind the controllers read, or until the plan's wake-up time on the
 //! injected clock.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use flotilla_apiserver::Clock;
 use flotilla_apiserver::status::ApiResult;
@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 
 use super::writer::Writer;
+use crate::fleet::MemberSpec;
 use crate::karpenter;
 use crate::reconcile::{self, ClusterState, Settings};
 
@@ -34,13 +35,22 @@ pub(crate) struct Machinery {
     writer: Writer,
     settings: Settings,
     clock: Arc<dyn Clock>,
+    /// The member as it is now (its Kubernetes version follows upgrades).
+    spec: Arc<RwLock<MemberSpec>>,
+    /// What Karpenter's controllers keep between passes.
+    memory: karpenter::Memory,
     /// Storage prefixes of the kinds the controllers read (everything but events).
     watched: Vec<String>,
 }
 
 impl Machinery {
     /// The controllers of the member `writer` writes to.
-    pub(crate) fn new(writer: Writer, settings: Settings, clock: Arc<dyn Clock>) -> Machinery {
+    pub(crate) fn new(
+        writer: Writer,
+        settings: Settings,
+        clock: Arc<dyn Clock>,
+        spec: Arc<RwLock<MemberSpec>>,
+    ) -> Machinery {
         let watched = [
             "Node",
             "Pod",
@@ -62,6 +72,8 @@ impl Machinery {
             writer,
             settings,
             clock,
+            spec,
+            memory: karpenter::Memory::default(),
             watched,
         }
     }
@@ -136,7 +148,12 @@ impl Machinery {
             karpenter::ALLOWED_DISRUPTIONS_METRIC,
             karpenter::allowed_disruptions_gauge(&state.node_pools),
         );
-        let plan = reconcile::plan(&state, &self.settings, now);
+        self.settings.kubernetes_version = self
+            .spec
+            .read()
+            .map(|s| s.kubernetes_version.clone())
+            .unwrap_or_else(|e| e.into_inner().kubernetes_version.clone());
+        let plan = reconcile::plan(&state, &self.settings, &mut self.memory, now);
         // A wake-up that is already due would only spin: every due change is written now.
         let wake_at = plan.wake_at.filter(|at| *at > now);
         for action in plan.actions {

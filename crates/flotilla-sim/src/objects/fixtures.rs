@@ -254,6 +254,7 @@ pub struct World {
     /// What the last pass asked for.
     pub last: Plan,
     settings: Settings,
+    memory: crate::karpenter::Memory,
     counter: u64,
 }
 
@@ -318,8 +319,11 @@ impl World {
             now: t0(),
             events: Vec::new(),
             last: Plan::default(),
+            memory: Default::default(),
             settings: Settings {
                 member: "m1".into(),
+                region: "eastus".into(),
+                kubernetes_version: "1.30.3".into(),
                 timing: Timing {
                     readiness_delay: jiff::SignedDuration::from_secs(5),
                     job_duration: jiff::SignedDuration::from_secs(10),
@@ -327,6 +331,11 @@ impl World {
             },
             counter: 0,
         }
+    }
+
+    /// The member settings the controllers run with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     fn stamp_meta(&mut self, meta: &mut ObjectMeta) {
@@ -503,7 +512,7 @@ impl World {
 
     /// One pass of every controller, its plan applied; returns how many writes it asked for.
     pub fn step(&mut self) -> usize {
-        let plan = plan(&self.state, &self.settings, self.now);
+        let plan = plan(&self.state, &self.settings, &mut self.memory, self.now);
         for action in &plan.actions {
             self.apply(action);
         }

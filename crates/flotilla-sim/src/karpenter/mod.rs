@@ -1,0 +1,162 @@
+//! Node auto-provisioning inside a simulated member, with Karpenter v1's semantics: one more
+//! pure pass over the member's state, in Karpenter's controllers' order.
+//!
+//! - [`node_classes`]: each AKSNodeClass's status (the image and Kubernetes version it
+//!   resolves to);
+//! - [`provisioner`]: unschedulable pods → new NodeClaims;
+//! - [`claims`]: each claim's launch, registration, initialization, `Consolidatable`,
+//!   `Drifted`, expiration and finalization, on the simulated [`cloud`];
+//! - [`disruption`]: Emptiness → Drift → multi-node → single-node consolidation within the
+//!   pools' budgets, with the 15-second validation and the command queue;
+//! - [`termination`]: draining and releasing nodes being deleted;
+//! - the NodePool status (resources, allowed disruptions per reason, conditions), waking again
+//!   when a budget window opens or closes.
+//!
+//! What the real controllers keep in memory between passes is in [`Memory`].
+
+pub mod claims;
+pub mod cloud;
+pub mod disruption;
+pub mod memory;
+pub mod node_classes;
+pub mod provisioner;
+pub mod termination;
+pub mod view;
+
+pub use memory::Memory;
+
+use flotilla_api::nodes::{AKSNodeClass, DEFAULT_NODE_CLASS, NodePool};
+use flotilla_apiserver::metrics::GaugeFamily;
+use flotilla_nodes::pool_status::{in_pool, next_budget_change, pool_status};
+use flotilla_nodes::scheduling::InstanceType;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Node;
+use kube::Resource;
+
+use crate::actions::{Action, Plan};
+use crate::objects::ObjectRef;
+use crate::reconcile::{ClusterState, Settings};
+
+/// The AKSNodeClass every member has from the start, as AKS node auto-provisioning creates
+/// it: pools that name no node class use it.
+pub fn default_node_class() -> AKSNodeClass {
+    AKSNodeClass::new(DEFAULT_NODE_CLASS, Default::default())
+}
+
+/// The component Karpenter's events name.
+pub const COMPONENT: &str = "karpenter";
+
+/// What Karpenter's controllers know of the member they run in.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The member's name (in provider IDs).
+    pub member: &'a str,
+    /// Its region (zones and prices).
+    pub region: &'a str,
+    /// Its control plane's Kubernetes version (what new nodes' kubelets run).
+    pub kubernetes_version: &'a str,
+    /// The instance types the simulated cloud offers there.
+    pub catalog: &'a [InstanceType],
+}
+
+/// A reference to a kube-rs resource, for status writes and events.
+pub(crate) fn reference<K: Resource<DynamicType = ()>>(obj: &K) -> ObjectRef {
+    let meta = obj.meta();
+    ObjectRef {
+        api_version: K::api_version(&()).to_string(),
+        kind: K::kind(&()).to_string(),
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone().unwrap_or_default(),
+        uid: meta.uid.clone().unwrap_or_default(),
+    }
+}
+
+/// The gauge of allowed disruptions per pool and reason, as Karpenter names it.
+pub const ALLOWED_DISRUPTIONS_METRIC: &str = "karpenter_nodepools_allowed_disruptions";
+
+/// The allowed-disruptions gauge, per pool and reason, from the pools' stored statuses (a
+/// status write wakes the next pass, which publishes the new figures).
+pub fn allowed_disruptions_gauge(pools: &[NodePool]) -> GaugeFamily {
+    let samples = pools
+        .iter()
+        .flat_map(|pool| {
+            let name = pool.metadata.name.clone().unwrap_or_default();
+            pool.status
+                .iter()
+                .flat_map(|s| &s.allowed_disruptions)
+                .map(move |figure| {
+                    (
+                        vec![
+                            ("nodepool".to_string(), name.clone()),
+                            ("reason".to_string(), figure.reason.clone()),
+                        ],
+                        figure.allowed as f64,
+                    )
+                })
+        })
+        .collect();
+    GaugeFamily {
+        help: "How many more nodes of a NodePool may be disrupted now, per reason.".into(),
+        samples,
+    }
+}
+
+/// The status write of `obj` (a kube-rs resource) with `status`.
+pub(crate) fn status_write<K: Resource<DynamicType = ()>, S: serde::Serialize>(
+    obj: &K,
+    status: &S,
+) -> Action {
+    Action::WriteStatus {
+        target: reference(obj),
+        status: serde_json::to_value(status).unwrap_or_default(),
+    }
+}
+
+/// Every Karpenter controller's pass at `now` in the member `settings` describes. A member
+/// with no NodePool and no NodeClaim runs only the node class and pool status controllers.
+pub fn plan(
+    state: &ClusterState,
+    settings: &Settings,
+    memory: &mut Memory,
+    now: Timestamp,
+) -> Plan {
+    let view = view::View::new(state);
+    let catalog = cloud::instance_types(&settings.region);
+    let ctx = Context {
+        member: &settings.member,
+        region: &settings.region,
+        kubernetes_version: &settings.kubernetes_version,
+        catalog: &catalog,
+    };
+    let mut plan = node_classes::reconcile(state, &ctx, now);
+    plan.merge(pools(&view, now));
+    if state.node_pools.is_empty() && state.node_claims.is_empty() {
+        return plan;
+    }
+    let budgets = termination::Budgets::new(&state.pod_disruption_budgets, &state.pods);
+    plan.merge(provisioner::reconcile(&view, &ctx, memory, now));
+    let (disruption, marks) = disruption::reconcile(&view, &ctx, memory, &budgets, now);
+    plan.merge(disruption);
+    plan.merge(claims::reconcile(&view, &ctx, memory, &marks, now));
+    plan.merge(termination::reconcile(&view, budgets, now));
+    plan
+}
+
+/// The NodePool status controller's pass at `now`: status writes where a pool's status
+/// changed, and a wake-up at the next budget window edge.
+fn pools(view: &view::View<'_>, now: Timestamp) -> Plan {
+    let state = view.state;
+    let mut plan = Plan::default();
+    for pool in &state.node_pools {
+        let name = pool.metadata.name.as_deref().unwrap_or_default();
+        let nodes: Vec<&Node> = state.nodes.iter().filter(|n| in_pool(n, name)).collect();
+        let status = pool_status(pool, &nodes, view.class_of(pool).map(|_| ()), now);
+        if pool.status.as_ref() != Some(&status) {
+            plan.push(status_write(pool, &status));
+        }
+        if let Some(at) = next_budget_change(pool, now) {
+            plan.wake(at);
+        }
+    }
+    plan
+}
