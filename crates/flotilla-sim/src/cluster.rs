@@ -3,6 +3,7 @@
 //! scheduler, kubelets, service allocation). A member agent talks to it with kube-rs exactly
 //! as to a real cluster.
 
+mod auto_provisioned;
 mod machinery;
 mod writer;
 
@@ -13,7 +14,7 @@ use flotilla_apiserver::engine::WriteOptions;
 use flotilla_apiserver::registry::Registry;
 use flotilla_apiserver::status::{ApiError, ApiResult};
 use flotilla_apiserver::{Clock, Compaction, Engine, Hub, HubOptions, SystemClock};
-use flotilla_store::{ListRequest, MemoryStore};
+use flotilla_store::MemoryStore;
 use k8s_openapi::api::core::v1::Node;
 use tokio::task::JoinHandle;
 
@@ -23,6 +24,7 @@ use crate::kubelet::Timing;
 use crate::node_pool::{self, AGENT_POOL_LABEL, NODE_IMAGE_LABEL, UnknownInstanceType};
 use crate::reconcile::Settings;
 use crate::{services, version};
+pub use auto_provisioned::{AutoProvisionedPool, KARPENTER_POOL_PREFIX};
 use machinery::Machinery;
 use writer::Writer;
 
@@ -348,26 +350,10 @@ impl SimCluster {
 
     /// Every node as stored, with its resource version.
     async fn stored_nodes(&self) -> Result<Vec<Node>, SimError> {
-        let writer = Writer::new(self.engine().clone())?;
-        let info = writer.info("Node")?.clone();
-        let listed = self
-            .engine()
-            .store()
-            .list(ListRequest {
-                prefix: info.prefix(),
-                ..Default::default()
-            })
-            .await
-            .map_err(ApiError::from)?;
-        Ok(listed
-            .items
-            .into_iter()
-            .filter_map(|kv| {
-                let mut node = serde_json::from_slice::<Node>(&kv.value).ok()?;
-                node.metadata.resource_version = Some(kv.mod_revision.to_string());
-                Some(node)
-            })
-            .collect())
+        self.stored("Node", |n: &mut Node, v| {
+            n.metadata.resource_version = Some(v)
+        })
+        .await
     }
 
     /// Relabels `node` (as stored) for `image` and writes its status.

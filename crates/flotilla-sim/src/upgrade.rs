@@ -36,7 +36,7 @@ use futures::future::BoxFuture;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
-use crate::cluster::{SimCluster, SimError};
+use crate::cluster::{KARPENTER_POOL_PREFIX, SimCluster, SimError};
 use crate::fleet::UpgradeBehaviour;
 
 /// MemberCluster annotation: while set, every upgrade step of the member fails with its value.
@@ -202,6 +202,51 @@ impl SimProvider {
     }
 }
 
+impl SimProvider {
+    /// Upgrades a Karpenter node: moves its pool's node class to `image` and waits, on the
+    /// member's clock, until drift has replaced `node` (or it runs `image`). Drift goes at the
+    /// pace of the pool's Drifted budget, so the wait is bounded only by
+    /// [`AUTO_PROVISIONED_NODE_TIMEOUT`], after which the step fails saying so.
+    async fn upgrade_auto_provisioned(
+        &self,
+        pool: &str,
+        node: &str,
+        image: &str,
+    ) -> Result<(), ProviderError> {
+        self.cluster
+            .set_auto_provisioned_image(pool, image)
+            .await
+            .map_err(|e| self.unknown(e))?;
+        let clock = self.cluster.clock();
+        let deadline = clock.now() + AUTO_PROVISIONED_NODE_TIMEOUT;
+        loop {
+            let running = self
+                .cluster
+                .image_of_node(node)
+                .await
+                .map_err(|e| ProviderError::Failed(e.to_string()))?;
+            match running {
+                None => break,
+                Some(current) if current == image => break,
+                Some(current) if clock.now() >= deadline => {
+                    return Err(ProviderError::Failed(format!(
+                        "node {node} of {pool} still runs {current} after {} minutes: drift replaces nodes only within the NodePool's Drifted budget (see its status.allowedDisruptions and the node's events)",
+                        AUTO_PROVISIONED_NODE_TIMEOUT.as_secs() / 60
+                    )));
+                }
+                Some(_) => clock.sleep(AUTO_PROVISIONED_POLL).await,
+            }
+        }
+        self.steps.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// How long an upgrade waits for drift to replace one Karpenter node.
+pub const AUTO_PROVISIONED_NODE_TIMEOUT: jiff::SignedDuration = jiff::SignedDuration::from_hours(6);
+/// How often it looks.
+const AUTO_PROVISIONED_POLL: Duration = Duration::from_secs(10);
+
 /// Why the control plane cannot go from `current` to `target`, as AKS refuses: a downgrade, or
 /// more than one minor version at once.
 pub fn control_plane_refusal(current: &str, target: &str) -> Option<String> {
@@ -233,7 +278,7 @@ impl Provider for SimProvider {
                 .node_images()
                 .await
                 .map_err(|e| ProviderError::Failed(e.to_string()))?;
-            let node_pools = spec
+            let mut node_pools: Vec<PoolVersions> = spec
                 .node_pools
                 .iter()
                 .map(|pool| PoolVersions {
@@ -249,6 +294,25 @@ impl Provider for SimProvider {
                         .collect(),
                 })
                 .collect();
+            let auto = self
+                .cluster
+                .auto_provisioned_pools()
+                .await
+                .map_err(|e| ProviderError::Failed(e.to_string()))?;
+            node_pools.extend(auto.into_iter().map(|pool| {
+                PoolVersions {
+                    name: pool.name,
+                    image: pool.image,
+                    nodes: pool
+                        .nodes
+                        .into_iter()
+                        .map(|n| NodeVersion {
+                            name: n.node,
+                            image: n.image,
+                        })
+                        .collect(),
+                }
+            }));
             Ok(CurrentVersions {
                 kubernetes_version: self.cluster.kubernetes_version(),
                 node_pools,
@@ -289,6 +353,9 @@ impl Provider for SimProvider {
     ) -> BoxFuture<'a, Result<(), ProviderError>> {
         Box::pin(async move {
             self.check_faults()?;
+            if pool.starts_with(KARPENTER_POOL_PREFIX) {
+                return self.upgrade_auto_provisioned(pool, node, image).await;
+            }
             let nodes = self
                 .cluster
                 .node_images()

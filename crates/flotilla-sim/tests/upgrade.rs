@@ -427,3 +427,103 @@ async fn simulated_failures_and_stopped_clusters_fail_upgrades_with_their_messag
     );
     assert_eq!(fleet.sim.kubernetes_version(), "1.30.6");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_image_upgrade_moves_the_node_class_and_drift_replaces_karpenter_nodes() {
+    let fleet = Fleet::start().await;
+    let member = fleet.sim.client();
+    let pool: flotilla_api::nodes::NodePool = serde_json::from_value(json!({
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "default"},
+        "spec": {"template": {"spec": {"requirements": [
+            {"key": "karpenter.azure.com/sku-cpu", "operator": "In", "values": ["2"]},
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+        ]}}}
+    }))
+    .unwrap();
+    Api::<flotilla_api::nodes::NodePool>::all(member.clone())
+        .create(&PostParams::default(), &pool)
+        .await
+        .unwrap();
+    let deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "nodeSelector": {"karpenter.sh/nodepool": "default"},
+                    "containers": [{"name": "web", "image": "nginx",
+                        "resources": {"requests": {"cpu": "1500m"}}}]
+                }
+            }
+        }
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(member.clone(), "default")
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let karpenter_nodes = || async {
+        let pools = fleet.sim.auto_provisioned_pools().await.unwrap();
+        pools.into_iter().find(|p| p.name == "nodepool/default")
+    };
+    let before = fleet
+        .until("three Karpenter nodes", true, || async {
+            karpenter_nodes().await.filter(|p| p.nodes.len() == 3)
+        })
+        .await;
+    assert!(
+        before
+            .nodes
+            .iter()
+            .all(|n| n.image == "AKSUbuntu-2204gen2containerd-202501.12.0")
+    );
+    fleet
+        .create_upgrade(
+            "images",
+            json!({"updateRun": "run-1", "type": "NodeImageOnly", "nodeImages": [UBUNTU_NEW]}),
+        )
+        .await;
+    let done = fleet
+        .until("the upgrade to finish", true, || async {
+            let s = fleet.upgrade_status("images").await?;
+            let phase = format!("{:?}", s.phase);
+            if phase == "Running" {
+                // Never reported done while an old Karpenter node remains.
+                assert_ne!(s.progress.as_deref(), Some("5/5"));
+            }
+            (phase == "Succeeded").then_some(s)
+        })
+        .await;
+    assert_eq!(done.progress.as_deref(), Some("5/5"), "{done:?}");
+    let at_success = karpenter_nodes().await.unwrap();
+    assert_eq!(
+        at_success.image, UBUNTU_NEW,
+        "the node class runs the new image"
+    );
+    assert!(
+        at_success.nodes.iter().all(|n| n.image == UBUNTU_NEW),
+        "reported done while a node still ran the old image: {at_success:?}"
+    );
+    let after = fleet
+        .until("three nodes on the new image", true, || async {
+            karpenter_nodes().await.filter(|p| p.nodes.len() == 3)
+        })
+        .await;
+    assert!(
+        after.nodes.iter().all(|n| n.image == UBUNTU_NEW),
+        "{after:?}"
+    );
+    let old: std::collections::BTreeSet<_> = before.nodes.iter().map(|n| &n.node).collect();
+    assert!(
+        after.nodes.iter().all(|n| !old.contains(&n.node)),
+        "drift replaced every node rather than reimaging it"
+    );
+    let class: flotilla_api::nodes::AKSNodeClass = Api::all(member).get("default").await.unwrap();
+    assert_eq!(class.spec.image_version.as_deref(), Some("202511.03.0"));
+}

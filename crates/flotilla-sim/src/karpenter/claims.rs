@@ -125,6 +125,16 @@ fn wanted_image(view: &View<'_>, claim: &NodeClaim) -> Option<String> {
         .or_else(|| class.spec.image_version.clone())
 }
 
+/// `claim` carrying the labels of its launch.
+fn labelled(claim: &NodeClaim, launch: &Launch<'_>) -> NodeClaim {
+    let mut out = claim.clone();
+    out.metadata
+        .labels
+        .get_or_insert_default()
+        .extend(launch.labels(claim));
+    out
+}
+
 /// Launches `claim`: labels and status, or a warning and its deletion.
 fn launch(
     claim: &NodeClaim,
@@ -137,13 +147,7 @@ fn launch(
     let chosen: Result<Launch<'_>, String> = cloud::launch(claim, ctx.catalog);
     match chosen {
         Ok(launch) => {
-            let mut labelled = claim.clone();
-            labelled
-                .metadata
-                .labels
-                .get_or_insert_default()
-                .extend(launch.labels(claim));
-            plan.push(Action::update(&labelled));
+            plan.push(Action::update(&labelled(claim, &launch)));
             status.provider_id = Some(machine_provider_id(ctx, &machine_name(claim)));
             status.image_id = wanted_image(view, claim);
             status.capacity = quantities(&launch.instance_type.capacity);
@@ -277,6 +281,42 @@ fn register(claim: &NodeClaim, node: &Node) -> Node {
         taints.retain(|t| t.key != UNREGISTERED_TAINT);
     }
     out
+}
+
+/// Whether `node` carries label `key` (with any value).
+fn node_label(node: &Node, key: &str) -> bool {
+    node.metadata
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(key))
+}
+
+/// Whether `node` carries a taint with `key`.
+fn has_taint(node: &Node, key: &str) -> bool {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .is_some_and(|t| t.iter().any(|t| t.key == key))
+}
+
+/// The kubelet posts the status it registered with, if the node has none yet (a create does
+/// not store a status).
+fn post_status(
+    claim: &NodeClaim,
+    node: &Node,
+    view: &View<'_>,
+    ctx: &Context<'_>,
+    plan: &mut Plan,
+    now: Timestamp,
+) {
+    let posted = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| !c.is_empty());
+    if !posted && let Some(status) = booted_node(claim, view, ctx, now).and_then(|n| n.status) {
+        plan.push(Action::write_status(node, &status));
+    }
 }
 
 /// `node` once its start-up agents are done: no startup taints, labelled initialized.
@@ -470,7 +510,17 @@ pub fn reconcile(
             Some(launched) => match node {
                 None => {
                     let boots = launched.checked_add(BOOT_DELAY).unwrap_or(Timestamp::MAX);
-                    if now >= boots {
+                    let unlabelled = !claim
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .is_some_and(|l| l.contains_key(labels::INSTANCE_TYPE));
+                    if unlabelled {
+                        // The launch's label write lost a race; the launch is deterministic.
+                        if let Ok(launch) = cloud::launch(claim, ctx.catalog) {
+                            plan.push(Action::update(&labelled(claim, &launch)));
+                        }
+                    } else if now >= boots {
                         if let Some(node) = booted_node(claim, view, ctx, now) {
                             plan.push(Action::create(&node));
                         }
@@ -478,13 +528,15 @@ pub fn reconcile(
                         plan.wake(boots);
                     }
                 }
-                Some(node) if !claim_is(claim, "Registered") => {
+                Some(node)
+                    if !node_label(node, REGISTERED_LABEL)
+                        || has_taint(node, UNREGISTERED_TAINT) =>
+                {
                     plan.push(Action::update(&register(claim, node)));
-                    // The kubelet posts the status it registered with.
-                    if let Some(status) = booted_node(claim, view, ctx, now).and_then(|n| n.status)
-                    {
-                        plan.push(Action::write_status(node, &status));
-                    }
+                    post_status(claim, node, view, ctx, &mut plan, now);
+                }
+                Some(node) if !node_label(node, INITIALIZED_LABEL) => {
+                    post_status(claim, node, view, ctx, &mut plan, now);
                     status.node_name = node.metadata.name.clone();
                     set(
                         &mut status,
@@ -494,25 +546,25 @@ pub fn reconcile(
                         String::new(),
                         now,
                     );
-                    plan.wake(now.checked_add(STARTUP_DELAY).unwrap_or(now));
-                }
-                Some(node) if !claim_is(claim, "Initialized") => {
                     let registered = true_since(claim, "Registered").unwrap_or(now);
                     let ready_at = registered.checked_add(STARTUP_DELAY).unwrap_or(now);
                     if now >= ready_at && flotilla_nodes::pool_status::node_ready(node) {
                         plan.push(Action::update(&initialize(claim, node)));
-                        set(
-                            &mut status,
-                            "Initialized",
-                            "True",
-                            "Initialized",
-                            String::new(),
-                            now,
-                        );
-                        set(&mut status, "Ready", "True", "Ready", String::new(), now);
                     } else {
-                        plan.wake(ready_at);
+                        // Until the node is ready, look again at least every start-up delay.
+                        plan.wake(ready_at.max(now.checked_add(STARTUP_DELAY).unwrap_or(now)));
                     }
+                }
+                Some(_) if !claim_is(claim, "Initialized") => {
+                    set(
+                        &mut status,
+                        "Initialized",
+                        "True",
+                        "Initialized",
+                        String::new(),
+                        now,
+                    );
+                    set(&mut status, "Ready", "True", "Ready", String::new(), now);
                 }
                 Some(node) => {
                     let node_name = node.metadata.name.as_deref().unwrap_or_default();

@@ -176,7 +176,14 @@ fn queue(view: &View<'_>, marks: &mut Marks, plan: &mut Plan, now: Timestamp) {
             ));
             plan.push(Action::Delete(reference(claim)));
         } else {
-            plan.wake(since.checked_add(REPLACEMENT_GRACE).unwrap_or(now));
+            // Replacements initializing wake the pass themselves; time alone matters only
+            // for the deadlines above, which are still ahead.
+            let deadline = if missing.is_empty() {
+                QUEUE_TIMEOUT
+            } else {
+                REPLACEMENT_GRACE
+            };
+            plan.wake(since.checked_add(deadline).unwrap_or(now));
         }
     }
 }
