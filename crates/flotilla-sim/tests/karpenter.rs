@@ -2,24 +2,32 @@
 //! pending pods launch nodes; a scale-down consolidates them within the budget and never
 //! strands a pod; a node image change drifts nodes out one at a time; a `do-not-disrupt` pod
 //! holds its node until the termination grace period forces it; expiration replaces nodes
-//! even under a zero budget.
+//! even under a zero budget; deleting a NodePool or a Node terminates its claims and nodes
+//! through the finalizers; a PodDisruptionBudget blocks consolidation until it is relaxed;
+//! pods leaving during a command's validation restart consolidateAfter; a business-hours
+//! budget holds empty nodes until its window closes; pool weights and limits decide where
+//! new nodes come from.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodePool};
-use flotilla_apiserver::ManualClock;
 use flotilla_apiserver::registry::Registry;
+use flotilla_apiserver::{Clock, ManualClock};
 use flotilla_sim::cluster::{SimCluster, SimOptions};
 use flotilla_sim::fleet::MemberSpec;
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Container, Event, Node, Pod, PodSpec, PodTemplateSpec, ResourceRequirements,
 };
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 
 const START: &str = "2026-01-05T12:00:00Z";
 
@@ -36,7 +44,12 @@ fn kinds() -> &'static Arc<Registry> {
 
 /// A member with no agent pool: every workload node comes from Karpenter.
 async fn member() -> Member {
-    let clock = ManualClock::new(START.parse().unwrap());
+    member_at(START).await
+}
+
+/// A member (as [`member`]) whose clock starts at `start`.
+async fn member_at(start: &str) -> Member {
+    let clock = ManualClock::new(start.parse().unwrap());
     let spec = MemberSpec {
         name: "member-1".into(),
         region: "eastus".into(),
@@ -127,6 +140,11 @@ impl Member {
                 .await
                 .unwrap()
                 .items,
+            pools: Api::<NodePool>::all(self.client.clone())
+                .list(&list)
+                .await
+                .unwrap()
+                .items,
         }
     }
 
@@ -136,6 +154,42 @@ impl Member {
             .await
             .unwrap()
             .items
+    }
+
+    /// Every version of every `K` written from now on, as a watch sees them (for states that
+    /// last less than a step).
+    async fn record<K>(&self) -> Arc<Mutex<Vec<K>>>
+    where
+        K: kube::Resource<DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug
+            + Send
+            + 'static,
+    {
+        let api = Api::<K>::all(self.client.clone());
+        let version = api
+            .list_metadata(&ListParams::default())
+            .await
+            .unwrap()
+            .metadata
+            .resource_version
+            .unwrap_or_default();
+        let mut stream = api
+            .watch(&WatchParams::default(), &version)
+            .await
+            .unwrap()
+            .boxed();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(event)) = stream.next().await {
+                if let WatchEvent::Added(obj) | WatchEvent::Modified(obj) = event {
+                    sink.lock().unwrap().push(obj);
+                }
+            }
+        });
+        seen
     }
 
     async fn scale(&self, name: &str, replicas: i32) {
@@ -155,6 +209,7 @@ struct Snapshot {
     nodes: Vec<Node>,
     claims: Vec<NodeClaim>,
     pods: Vec<Pod>,
+    pools: Vec<NodePool>,
 }
 
 impl Snapshot {
@@ -221,6 +276,91 @@ impl Snapshot {
             .collect()
     }
 
+    /// The CPU capacity (millicores) of the nodes labelled for `pool`.
+    fn pool_cpu_millis(&self, pool: &str) -> i128 {
+        self.nodes
+            .iter()
+            .filter(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("karpenter.sh/nodepool"))
+                    .is_some_and(|p| p == pool)
+            })
+            .filter_map(|n| {
+                let cpu = n.status.as_ref()?.capacity.as_ref()?.get("cpu")?;
+                flotilla_apimachinery::quantity::parse_milli(&cpu.0)
+            })
+            .sum()
+    }
+
+    /// The nodes labelled for `pool`.
+    fn pool_nodes(&self, pool: &str) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("karpenter.sh/nodepool"))
+                    .is_some_and(|p| p == pool)
+            })
+            .count()
+    }
+
+    /// What pool `pool`'s status says may be disrupted now for `reason`.
+    fn allowed(&self, pool: &str, reason: &str) -> Option<i64> {
+        self.pools
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some(pool))?
+            .status
+            .as_ref()?
+            .allowed_disruptions
+            .iter()
+            .find(|a| a.reason == reason)
+            .map(|a| a.allowed)
+    }
+
+    /// The CPU capacity (millicores) the claims of `pool` launched, including those whose
+    /// node has not registered yet.
+    fn pool_claimed_cpu_millis(&self, pool: &str) -> i128 {
+        self.claims
+            .iter()
+            .filter(|c| {
+                c.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("karpenter.sh/nodepool"))
+                    .is_some_and(|p| p == pool)
+            })
+            .filter_map(|c| {
+                let cpu = c.status.as_ref()?.capacity.get("cpu")?;
+                flotilla_apimachinery::quantity::parse_milli(&cpu.0)
+            })
+            .sum()
+    }
+
+    /// The node each live pod of `app` runs on, by pod name.
+    fn placements(&self, app: &str) -> BTreeMap<String, String> {
+        self.pods
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter(|p| {
+                p.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("app"))
+                    .is_some_and(|a| a == app)
+            })
+            .filter_map(|p| {
+                Some((
+                    p.metadata.name.clone()?,
+                    p.spec.as_ref()?.node_name.clone()?,
+                ))
+            })
+            .collect()
+    }
+
     /// The image label of every node.
     fn images(&self) -> BTreeSet<String> {
         self.nodes
@@ -278,6 +418,22 @@ fn deployment(name: &str, replicas: i32, cpu: &str, annotations: &[(&str, &str)]
         },
         status: None,
     }
+}
+
+/// The events with `reason`.
+fn with_reason<'e>(events: &'e [Event], reason: &str) -> Vec<&'e Event> {
+    events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .collect()
+}
+
+/// Whether `node` carries a taint with `key`.
+fn has_taint(node: &Node, key: &str) -> bool {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .is_some_and(|t| t.iter().any(|t| t.key == key))
 }
 
 async fn create_deployment(m: &Member, d: &Deployment) {
@@ -562,4 +718,534 @@ spec:
         .filter(|e| e.reason.as_deref() == Some("Expired"))
         .count();
     assert_eq!(expired, 3);
+}
+
+/// A pool of on-demand amd64 D-series nodes of at most four vCPUs.
+const SMALL_D_POOL: &str = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: karpenter.azure.com/sku-family, operator: In, values: [D]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+      - {key: karpenter.azure.com/sku-cpu, operator: Lt, values: ["5"]}
+  disruption:
+    consolidateAfter: Never
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_node_pool_terminates_its_claims_and_nodes() {
+    let m = member().await;
+    m.apply::<NodePool>(SMALL_D_POOL).await;
+    create_deployment(&m, &deployment("web", 6, "1", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let up = m.snapshot().await;
+    assert_eq!(up.running(), 6);
+    assert!(up.nodes.len() >= 2, "six one-CPU pods need two nodes");
+    assert_eq!(up.claims.len(), up.nodes.len());
+    let pool: NodePool = Api::<NodePool>::all(m.client.clone())
+        .get("default")
+        .await
+        .unwrap();
+    for claim in &up.claims {
+        let owners = claim.metadata.owner_references.clone().unwrap_or_default();
+        assert!(
+            owners
+                .iter()
+                .any(|o| o.kind == "NodePool" && o.uid == pool.metadata.uid.clone().unwrap()),
+            "claim {:?} is owned by its pool",
+            claim.metadata.name
+        );
+        assert!(
+            claim
+                .metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == "karpenter.sh/termination")
+        );
+    }
+
+    Api::<NodePool>::all(m.client.clone())
+        .delete("default", &DeleteParams::default())
+        .await
+        .unwrap();
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    let after = m.snapshot().await;
+    assert!(
+        Api::<NodePool>::all(m.client.clone())
+            .get_opt("default")
+            .await
+            .unwrap()
+            .is_none(),
+        "the pool is gone"
+    );
+    assert!(
+        after.claims.is_empty(),
+        "the pool's claims are gone: {:?}",
+        after
+            .claims
+            .iter()
+            .map(|c| &c.metadata.name)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        after.nodes.is_empty(),
+        "the claims' nodes are gone: {:?}",
+        after.node_names()
+    );
+    assert_eq!(after.running(), 0, "no node is left to run a pod");
+    let events = m.events().await;
+    assert_eq!(
+        with_reason(&events, "Evicted").len(),
+        6,
+        "every pod was evicted"
+    );
+    assert_eq!(
+        with_reason(&events, "InstanceTerminated").len(),
+        up.claims.len(),
+        "every instance was released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_node_drains_it_and_its_pods_move_to_a_new_node() {
+    let m = member().await;
+    m.apply::<NodePool>(SMALL_D_POOL).await;
+    create_deployment(&m, &deployment("web", 2, "1", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let up = m.snapshot().await;
+    assert_eq!(up.running(), 2);
+    assert_eq!(up.nodes.len(), 1, "two one-CPU pods share one node");
+    let node = up.nodes[0].clone();
+    let name = node.metadata.name.clone().unwrap();
+    let claim = up.claims[0].metadata.name.clone().unwrap();
+    assert!(
+        node.metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == "karpenter.sh/termination"),
+        "Karpenter's nodes carry its termination finalizer"
+    );
+    let pods_before: BTreeSet<String> = up.placements("web").into_keys().collect();
+    let provisioned_before = with_reason(&m.events().await, "Provisioned").len();
+
+    let nodes_seen = m.record::<Node>().await;
+    let claims_seen = m.record::<NodeClaim>().await;
+    // As `kubectl delete node` does.
+    Api::<Node>::all(m.client.clone())
+        .delete(&name, &DeleteParams::default())
+        .await
+        .unwrap();
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    let after = m.snapshot().await;
+    let versions: Vec<Node> = nodes_seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|n| n.metadata.name.as_deref() == Some(&name))
+        .cloned()
+        .collect();
+    assert!(
+        versions
+            .iter()
+            .any(|n| n.metadata.deletion_timestamp.is_some()
+                && has_taint(n, "karpenter.sh/disrupted")),
+        "the deleted node was tainted karpenter.sh/disrupted: {:#?}",
+        versions
+            .iter()
+            .map(|n| (
+                &n.metadata.deletion_timestamp,
+                n.spec.as_ref().and_then(|s| s.taints.clone())
+            ))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        claims_seen.lock().unwrap().iter().any(|c| {
+            c.metadata.name.as_deref() == Some(&claim) && c.metadata.deletion_timestamp.is_some()
+        }),
+        "its NodeClaim was deleted with it"
+    );
+    assert!(!after.node_names().contains(&name), "the node is gone");
+    assert!(
+        !after
+            .claims
+            .iter()
+            .any(|c| c.metadata.name.as_deref() == Some(&claim)),
+        "its claim is gone"
+    );
+    assert_eq!(after.running(), 2, "the pods run again");
+    assert_eq!(after.nodes.len(), 1, "on one new node");
+    let placements = after.placements("web");
+    assert!(
+        placements.values().all(|n| n != &name),
+        "no pod runs on the deleted node"
+    );
+    assert!(
+        placements.keys().all(|p| !pods_before.contains(p)),
+        "the pods were evicted and replaced"
+    );
+    let events = m.events().await;
+    assert_eq!(with_reason(&events, "Evicted").len(), 2);
+    assert!(
+        with_reason(&events, "Provisioned").len() > provisioned_before,
+        "a new claim was provisioned for the evicted pods"
+    );
+}
+
+/// A pool of on-demand amd64 4-vCPU D-series nodes that consolidates 30 s after the last pod
+/// event, with no budget in the way.
+const FOUR_VCPU_POOL: &str = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: karpenter.azure.com/sku-family, operator: In, values: [D]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+      - {key: karpenter.azure.com/sku-cpu, operator: In, values: ["4"]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 30s
+    budgets:
+    - nodes: "100%"
+"#;
+
+/// Three 4-vCPU nodes (of [`FOUR_VCPU_POOL`]), each running one 1-CPU `web` pod and one
+/// 2.5-CPU `filler` pod: the filler leaves room for one web pod per node. Leaves the clock
+/// 30 s after the web pods arrived, so that the nodes have just become consolidatable.
+async fn spread_one_web_pod_per_node(m: &Member) {
+    create_deployment(m, &deployment("filler", 3, "2500m", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    assert_eq!(m.snapshot().await.nodes.len(), 3, "one node per filler pod");
+    create_deployment(m, &deployment("web", 3, "1", &[])).await;
+    m.run(Duration::from_secs(30), 5 * SECOND, &mut |_| {})
+        .await;
+    let s = m.snapshot().await;
+    assert_eq!(s.running(), 6);
+    let placed = s.placements("web");
+    assert_eq!(
+        placed.values().collect::<BTreeSet<_>>().len(),
+        3,
+        "one web pod per node: {placed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_disruption_budget_blocks_consolidation_until_it_is_relaxed() {
+    let m = member().await;
+    m.apply::<NodePool>(FOUR_VCPU_POOL).await;
+    let pdbs = Api::<PodDisruptionBudget>::namespaced(m.client.clone(), "default");
+    let pdb: PodDisruptionBudget = serde_saphyr::from_str(
+        r#"
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: default}
+spec:
+  maxUnavailable: 0
+  selector:
+    matchLabels: {app: web}
+"#,
+    )
+    .unwrap();
+    pdbs.create(&PostParams::default(), &pdb).await.unwrap();
+    spread_one_web_pod_per_node(&m).await;
+    m.scale("filler", 0).await;
+    m.run(Duration::from_secs(30), 5 * SECOND, &mut |_| {})
+        .await;
+    let under_used = m.snapshot().await;
+    let placed = under_used.placements("web");
+    assert_eq!(placed.len(), 3, "three web pods run: {placed:?}");
+    assert_eq!(
+        placed.values().collect::<BTreeSet<_>>().len(),
+        3,
+        "one web pod per node: {placed:?}"
+    );
+    assert_eq!(under_used.nodes.len(), 3);
+
+    let mut lost_nodes = BTreeSet::new();
+    m.run(Duration::from_secs(600), 10 * SECOND, &mut |s| {
+        lost_nodes.extend(under_used.node_names().difference(&s.node_names()).cloned());
+        lost_nodes.extend(
+            s.nodes
+                .iter()
+                .filter(|n| flotilla_nodes::pool_status::node_leaving(n))
+                .filter_map(|n| n.metadata.name.clone()),
+        );
+    })
+    .await;
+    let held = m.snapshot().await;
+    assert!(
+        lost_nodes.is_empty(),
+        "nodes disrupted despite the budget: {lost_nodes:?}"
+    );
+    assert_eq!(held.placements("web"), placed, "no web pod moved");
+    let events = m.events().await;
+    assert!(with_reason(&events, "Evicted").is_empty());
+    let blocked = with_reason(&events, "DisruptionBlocked");
+    assert!(
+        blocked.iter().any(|e| e
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("PodDisruptionBudget default/web"))),
+        "a DisruptionBlocked event names the budget: {:?}",
+        blocked.iter().map(|e| &e.message).collect::<Vec<_>>()
+    );
+    let status = pdbs.get("web").await.unwrap().status.unwrap();
+    assert_eq!(status.disruptions_allowed, Some(0));
+    assert_eq!(status.current_healthy, Some(3));
+    assert_eq!(status.expected_pods, Some(3));
+
+    pdbs.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"maxUnavailable": 1}})),
+    )
+    .await
+    .unwrap();
+    m.run(Duration::from_secs(600), 10 * SECOND, &mut |_| {})
+        .await;
+    let after = m.snapshot().await;
+    assert_eq!(after.running(), 3, "every web pod runs");
+    assert!(
+        after.nodes.len() < held.nodes.len(),
+        "consolidation proceeds once the budget allows a disruption: {} nodes",
+        after.nodes.len()
+    );
+    assert!(!with_reason(&m.events().await, "Evicted").is_empty());
+    let status = pdbs.get("web").await.unwrap().status.unwrap();
+    assert_eq!(status.disruptions_allowed, Some(1));
+}
+
+/// The first event with `reason`'s time.
+fn first_time(events: &[Event], reason: &str) -> Option<jiff::Timestamp> {
+    with_reason(events, reason)
+        .iter()
+        .filter_map(|e| e.last_timestamp.as_ref().map(|t| t.0))
+        .min()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_leaving_while_a_command_waits_for_validation_restart_consolidate_after() {
+    let m = member().await;
+    m.apply::<NodePool>(FOUR_VCPU_POOL).await;
+    spread_one_web_pod_per_node(&m).await;
+    // The nodes have just become consolidatable when the filler pods leave: consolidation
+    // proposes at once, from the condition as it stood, but the pods leaving restart each
+    // node's consolidateAfter, so the proposal must not survive its validation.
+    let left = m.clock.now();
+    m.scale("filler", 0).await;
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    let events = m.events().await;
+    assert_eq!(
+        first_time(&events, "DisruptionProposed"),
+        Some(left),
+        "the premise: a consolidation was proposed as the pods left"
+    );
+    let launched = first_time(&events, "DisruptionLaunching").expect("consolidation proceeds");
+    assert!(
+        launched >= left + jiff::SignedDuration::from_secs(30),
+        "a node was disrupted at {launched}, within consolidateAfter (30s) of pods leaving at {left}"
+    );
+    let after = m.snapshot().await;
+    assert_eq!(after.running(), 3);
+    assert!(
+        after.nodes.len() < 3,
+        "the under-used nodes were consolidated"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_business_hours_budget_holds_empty_nodes_until_the_window_closes() {
+    // Monday 10:00 UTC: inside the 09:00–17:00 weekday window.
+    let m = member_at("2026-01-05T10:00:00Z").await;
+    m.apply::<NodePool>(
+        r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: karpenter.azure.com/sku-family, operator: In, values: [D]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+      - {key: karpenter.azure.com/sku-cpu, operator: Lt, values: ["5"]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 30s
+    expireAfter: 168h
+    budgets:
+    - nodes: "10%"
+    - nodes: "0"
+      schedule: "0 9 * * 1-5"
+      duration: 8h
+"#,
+    )
+    .await;
+    create_deployment(&m, &deployment("web", 9, "1", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let up = m.snapshot().await;
+    assert_eq!(up.running(), 9);
+    assert!(up.nodes.len() >= 3);
+    assert_eq!(up.allowed("default", "Empty"), Some(0));
+
+    m.scale("web", 0).await;
+    // Until 16:41, in ten-minute steps: every node is empty, none is disrupted.
+    let mut disrupted = BTreeSet::new();
+    let mut allowances = BTreeSet::new();
+    m.run(
+        Duration::from_secs(6 * 3600 + 40 * 60),
+        600 * SECOND,
+        &mut |s| {
+            disrupted.extend(up.node_names().difference(&s.node_names()).cloned());
+            disrupted.extend(
+                s.nodes
+                    .iter()
+                    .filter(|n| flotilla_nodes::pool_status::node_leaving(n))
+                    .filter_map(|n| n.metadata.name.clone()),
+            );
+            allowances.insert(s.allowed("default", "Empty"));
+        },
+    )
+    .await;
+    let held = m.snapshot().await;
+    assert_eq!(
+        m.clock.now(),
+        "2026-01-05T16:41:00Z".parse().unwrap(),
+        "the window is still open"
+    );
+    assert_eq!(held.running(), 0);
+    assert!(
+        disrupted.is_empty(),
+        "nodes disrupted inside the window: {disrupted:?}"
+    );
+    assert_eq!(held.node_names(), up.node_names(), "the empty nodes stay");
+    assert_eq!(allowances, BTreeSet::from([Some(0)]));
+    assert!(
+        held.claims
+            .iter()
+            .all(|c| flotilla_api::conditions::is_true(
+                &c.status.as_ref().unwrap().conditions,
+                "Consolidatable"
+            )),
+        "the nodes are consolidatable; only the budget holds them"
+    );
+
+    // Past 17:00 the window closes; emptiness removes the nodes within the 10% budget.
+    let mut worst = 0;
+    let mut opened = None;
+    m.run(Duration::from_secs(20 * 60), 10 * SECOND, &mut |s| {
+        worst = worst.max(s.disrupting());
+        opened = opened.max(s.allowed("default", "Empty"));
+    })
+    .await;
+    let after = m.snapshot().await;
+    assert!(
+        after.nodes.is_empty(),
+        "the empty nodes are gone after 17:00: {:?}",
+        after.node_names()
+    );
+    assert!(worst <= 1, "{worst} nodes disrupted at once under 10%");
+    assert_eq!(
+        opened,
+        Some(1),
+        "once the window closed the status allowed 10% of the nodes (one)"
+    );
+    let events = m.events().await;
+    let first = first_time(&events, "DisruptionLaunching").expect("emptiness disrupted nodes");
+    assert!(
+        first >= "2026-01-05T17:00:00Z".parse().unwrap(),
+        "the first disruption at {first} is after the window"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_go_to_the_heaviest_pool_until_its_limit_then_to_the_next() {
+    let m = member().await;
+    for (name, weight, cpu) in [("spare", 10, "8"), ("preferred", 50, "4")] {
+        m.apply::<NodePool>(&format!(
+            r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: {name}}}
+spec:
+  weight: {weight}
+  limits: {{cpu: "{cpu}"}}
+  template:
+    spec:
+      requirements:
+      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
+      - {{key: karpenter.azure.com/sku-family, operator: In, values: [D]}}
+      - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
+      - {{key: karpenter.azure.com/sku-cpu, operator: In, values: ["2"]}}
+  disruption:
+    consolidateAfter: Never
+"#
+        ))
+        .await;
+    }
+    let mut over = Vec::new();
+    let mut within_limits = |s: &Snapshot| {
+        for (pool, limit) in [("preferred", 4000), ("spare", 8000)] {
+            let nodes = s.pool_cpu_millis(pool);
+            let claimed = s.pool_claimed_cpu_millis(pool);
+            if nodes > limit || claimed > limit {
+                over.push(format!(
+                    "{pool}: nodes {nodes}m, claims {claimed}m > {limit}m"
+                ));
+            }
+        }
+    };
+    // One 1.5-CPU pod per 2-vCPU node: five pods need five nodes.
+    create_deployment(&m, &deployment("web", 5, "1500m", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut within_limits)
+        .await;
+    let first = m.snapshot().await;
+    assert_eq!(first.running(), 5);
+    assert_eq!(
+        (first.pool_nodes("preferred"), first.pool_nodes("spare")),
+        (2, 3),
+        "the weight-50 pool fills its 4 CPUs first"
+    );
+    assert_eq!(first.pool_cpu_millis("preferred"), 4000);
+
+    // Three more: one fits the spare pool's last 2 CPUs; two stay pending.
+    m.scale("web", 8).await;
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut within_limits)
+        .await;
+    let after = m.snapshot().await;
+    assert!(over.is_empty(), "a pool exceeded its limit: {over:?}");
+    assert_eq!(after.running(), 6);
+    assert_eq!(after.unschedulable().len(), 2);
+    assert_eq!(
+        (
+            after.pool_cpu_millis("preferred"),
+            after.pool_cpu_millis("spare")
+        ),
+        (4000, 8000)
+    );
+    let events = m.events().await;
+    assert!(
+        with_reason(&events, "FailedScheduling")
+            .iter()
+            .any(|e| e.message.as_deref().is_some_and(|m| m.contains("limits"))),
+        "the pending pods say the pools' limits hold them"
+    );
 }

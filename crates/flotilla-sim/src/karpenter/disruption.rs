@@ -402,7 +402,7 @@ fn decide(
             decided_at: now,
         });
     }
-    let models = pool_models(view);
+    let models = pool_models(view, ctx);
     let existing: Vec<ExistingNode> = cluster_nodes(view, ctx, &[]);
     let pending = pending_pods(view);
     let cluster = Cluster {
@@ -528,7 +528,8 @@ fn consolidation_proposal(
 }
 
 /// Re-checks a proposal after the validation delay: its candidates must all still be
-/// candidates within budget, and (for consolidation) the same kind of command must still hold.
+/// consolidatable candidates within budget, and (for consolidation) the same kind of command
+/// must still hold.
 fn validate(
     proposal: &Proposal,
     view: &View<'_>,
@@ -546,6 +547,15 @@ fn validate(
         if let Some(why) = rejection(&node.facts, Class::Graceful, false, now) {
             return Err(format!(
                 "node {} is no longer a candidate: {why}",
+                node.facts.name
+            ));
+        }
+        // Karpenter re-derives the candidates with the method's ShouldDisrupt, which needs
+        // `Consolidatable`: a pod arriving or leaving since the decision restarts
+        // consolidateAfter.
+        if !node.facts.consolidatable {
+            return Err(format!(
+                "node {} is no longer consolidatable: a pod arrived or left within consolidateAfter",
                 node.facts.name
             ));
         }
@@ -567,7 +577,7 @@ fn validate(
     if proposal.reason != DisruptionReason::Underutilized {
         return Ok(proposal.clone());
     }
-    let models = pool_models(view);
+    let models = pool_models(view, ctx);
     let existing = cluster_nodes(view, ctx, &[]);
     let pending = pending_pods(view);
     let mut simulator = Simulator::new(Cluster {

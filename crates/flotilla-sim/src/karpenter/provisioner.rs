@@ -137,14 +137,32 @@ fn daemon_pods(view: &View<'_>) -> Vec<SimPod> {
         .collect()
 }
 
+/// The capacity a claim counts against its pool's limits: what it launched, or, before its
+/// launch, what the cloud will launch for it (else a claim created in one pass would be
+/// invisible to the next, which would launch past the limits).
+fn claimed_capacity(claim: &NodeClaim, ctx: &Context<'_>) -> Option<Resources> {
+    match claim.status.as_ref().filter(|s| !s.capacity.is_empty()) {
+        Some(status) => resources_from_list(&status.capacity).ok(),
+        None => Some(
+            cloud::launch(claim, ctx.catalog)
+                .ok()?
+                .instance_type
+                .capacity,
+        ),
+    }
+}
+
 /// The pools the provisioner launches from, as the scheduler sees them (pools being deleted,
 /// or whose node class is missing, launch nothing).
-pub fn pool_models(view: &View<'_>) -> Vec<flotilla_nodes::scheduling::NodePool> {
+pub fn pool_models(
+    view: &View<'_>,
+    ctx: &Context<'_>,
+) -> Vec<flotilla_nodes::scheduling::NodePool> {
     let daemons = daemon_pods(view);
     let mut in_use: HashMap<&str, Resources> = HashMap::new();
     for claim in &view.state.node_claims {
-        if let (Some(pool), Some(status)) = (pool_label(&claim.metadata), claim.status.as_ref())
-            && let Ok(capacity) = resources_from_list(&status.capacity)
+        if let Some(pool) = pool_label(&claim.metadata)
+            && let Some(capacity) = claimed_capacity(claim, ctx)
         {
             *in_use.entry(pool).or_insert(Resources::ZERO) += capacity;
         }
@@ -277,7 +295,7 @@ pub fn reconcile(view: &View<'_>, ctx: &Context<'_>, memory: &mut Memory, now: T
         .map(|s| s.name.as_str())
         .zip(pending.iter().copied())
         .collect();
-    let models = pool_models(view);
+    let models = pool_models(view, ctx);
     let nodes = cluster_nodes(view, ctx, &[]);
     let mut scheduler = Scheduler::new(&models, ctx.catalog);
     let node_refs: Vec<&ExistingNode> = nodes.iter().collect();
