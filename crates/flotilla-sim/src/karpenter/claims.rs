@@ -167,30 +167,21 @@ fn launch(
                 format!("launched {what}"),
                 now,
             );
-            set(
-                status,
-                "Registered",
-                "Unknown",
-                "NodeNotFound",
-                "Node not registered with cluster".into(),
-                now,
-            );
-            set(
-                status,
-                "Initialized",
-                "Unknown",
-                "NodeNotFound",
-                "Node not registered with cluster".into(),
-                now,
-            );
-            set(
-                status,
-                "Ready",
-                "Unknown",
-                "NotLaunched",
-                "waiting for the node to register".into(),
-                now,
-            );
+            for (type_, reason, message) in [
+                (
+                    "Registered",
+                    "NodeNotFound",
+                    "Node not registered with cluster",
+                ),
+                (
+                    "Initialized",
+                    "NodeNotFound",
+                    "Node not registered with cluster",
+                ),
+                ("Ready", "NotLaunched", "waiting for the node to register"),
+            ] {
+                set(status, type_, "Unknown", reason, message.into(), now);
+            }
             plan.push(Action::Record(EventNote::normal(
                 COMPONENT,
                 reference(claim),

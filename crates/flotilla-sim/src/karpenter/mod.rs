@@ -121,6 +121,12 @@ pub fn plan(
     now: Timestamp,
 ) -> Plan {
     let view = view::View::new(state);
+    let mut plan = node_classes::reconcile(state, &settings.kubernetes_version, now);
+    plan.merge(pools(&view, now));
+    if state.node_pools.is_empty() && state.node_claims.is_empty() {
+        return plan;
+    }
+    // Built only for members that use Karpenter: most members of a large fleet do not.
     let catalog = cloud::instance_types(&settings.region);
     let ctx = Context {
         member: &settings.member,
@@ -128,11 +134,6 @@ pub fn plan(
         kubernetes_version: &settings.kubernetes_version,
         catalog: &catalog,
     };
-    let mut plan = node_classes::reconcile(state, &ctx, now);
-    plan.merge(pools(&view, now));
-    if state.node_pools.is_empty() && state.node_claims.is_empty() {
-        return plan;
-    }
     let budgets = termination::Budgets::new(&state.pod_disruption_budgets, &state.pods);
     plan.merge(provisioner::reconcile(&view, &ctx, memory, now));
     let (disruption, marks) = disruption::reconcile(&view, &ctx, memory, &budgets, now);

@@ -5,7 +5,7 @@ use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::nodes::{AKSNodeClassStatus, ImageFamily};
 use jiff::Timestamp;
 
-use super::{Context, status_write};
+use super::status_write;
 use crate::actions::Plan;
 use crate::reconcile::ClusterState;
 
@@ -24,8 +24,8 @@ pub fn image_name(family: Option<ImageFamily>, version: &str) -> String {
     format!("{prefix}-{version}")
 }
 
-/// One pass over every node class at `now`.
-pub fn reconcile(state: &ClusterState, ctx: &Context<'_>, now: Timestamp) -> Plan {
+/// One pass over every node class at `now`, in a cluster running `kubernetes_version`.
+pub fn reconcile(state: &ClusterState, kubernetes_version: &str, now: Timestamp) -> Plan {
     let mut plan = Plan::default();
     for class in &state.node_classes {
         let mut status: AKSNodeClassStatus = class.status.clone().unwrap_or_default();
@@ -36,8 +36,7 @@ pub fn reconcile(state: &ClusterState, ctx: &Context<'_>, now: Timestamp) -> Pla
                 .clone()
                 .unwrap_or_else(|| NEWEST_IMAGE_VERSION.to_string()),
         );
-        status.kubernetes_version =
-            Some(ctx.kubernetes_version.trim_start_matches('v').to_string());
+        status.kubernetes_version = Some(kubernetes_version.trim_start_matches('v').to_string());
         set_condition(
             &mut status.conditions,
             NewCondition {
