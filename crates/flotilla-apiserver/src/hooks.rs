@@ -201,3 +201,28 @@ pub async fn refresh_registry(engine: &Engine) {
         .collect();
     engine.registry.set_user_crds(&crds);
 }
+
+/// Follows CRD writes made through *any* hub replica sharing the store (the local write path
+/// already refreshes at once), so every replica serves the same kinds.
+pub async fn follow_crds(engine: Engine) {
+    use futures::StreamExt;
+    let Some(info) =
+        engine
+            .registry
+            .snapshot()
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    else {
+        return;
+    };
+    loop {
+        let from = engine.store.current_revision();
+        refresh_registry(&engine).await;
+        let mut events = engine.store.watch(&info.prefix(), from);
+        while let Some(Ok(_)) = events.next().await {
+            // Coalesce a burst of CRD writes into one refresh.
+            while let Some(Some(Ok(_))) = futures::FutureExt::now_or_never(events.next()) {}
+            refresh_registry(&engine).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}

@@ -15,11 +15,16 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::access_review::{self, Caller, Review};
+use crate::audit::AuditEntry;
+use crate::auth::{PeerIdentity, UserInfo};
 use crate::clock::rfc3339;
 use crate::engine::{DeleteOptions, Engine, FieldValidation, ObjectList, WriteOptions, Written};
 use crate::patching::PatchType;
+use crate::rbac::Attributes;
 use crate::registry::ResourceInfo;
 use crate::render::{self, Output};
+use crate::security::Security;
 use crate::selectors::ListFilter;
 use crate::status::{ApiError, ApiResult};
 use crate::watch::WatchOptions;
@@ -34,8 +39,8 @@ const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
 /// Server settings that are not part of the engine.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Bearer tokens accepted; `None` disables authentication (in-process clients).
-    pub tokens: Option<Arc<Vec<String>>>,
+    /// How long a client may take to send its request body (slow senders get 408).
+    pub body_timeout: Duration,
     /// Deadline of non-watch requests.
     pub request_timeout: Duration,
     /// Default and maximum watch duration.
@@ -47,7 +52,7 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
-            tokens: None,
+            body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
             watch_timeout: Duration::from_secs(1800),
             bookmark_interval: Duration::from_secs(60),
@@ -59,14 +64,30 @@ impl Default for ServerConfig {
 struct AppState {
     engine: Engine,
     config: Arc<ServerConfig>,
+    security: Option<Arc<Security>>,
 }
 
-/// The API server as an axum router (a tower service): serve it over TLS, or call it
-/// in-process.
+/// The API server as an axum router (a tower service) that trusts every caller: for
+/// in-process clients and simulated member clusters.
 pub fn router(engine: Engine, config: ServerConfig) -> axum::Router {
     axum::Router::new().fallback(handle).with_state(AppState {
         engine,
         config: Arc::new(config),
+        security: None,
+    })
+}
+
+/// The API server as an axum router whose every request passes `security`'s gate
+/// (authentication, RBAC, client limits, audit): what the hub serves over TLS.
+pub fn secured_router(
+    engine: Engine,
+    config: ServerConfig,
+    security: Arc<Security>,
+) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(AppState {
+        engine,
+        config: Arc::new(config),
+        security: Some(security),
     })
 }
 
@@ -175,31 +196,69 @@ fn text_response(text: &str) -> Response {
         .unwrap_or_default()
 }
 
-/// Whether a request carrying `headers` may use a server configured with `config` (also used
-/// by routes mounted beside the engine, such as the member-cluster proxy).
-pub fn authorized(config: &ServerConfig, headers: &HeaderMap) -> bool {
-    let Some(tokens) = &config.tokens else {
-        return true;
-    };
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| tokens.iter().any(|ok| ok == t.trim()))
+/// Paths anyone may read without credentials.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/healthz" | "/livez" | "/readyz" | "/version")
 }
 
 async fn handle(State(state): State<AppState>, req: Request) -> Response {
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
-    let health = matches!(
-        path.as_str(),
-        "/healthz" | "/livez" | "/readyz" | "/version"
-    );
-    if !health && !authorized(&state.config, req.headers()) {
-        return error_response(&ApiError::unauthorized());
-    }
-    let (verb, resource, response) = dispatch(&state, req).await;
+    let Some(security) = state.security.clone().filter(|_| !is_public(&path)) else {
+        return serve(&state, req, None, started).await;
+    };
+    let query = query_of(req.uri());
+    let attrs = Attributes::of(&method, &path, &query);
+    let peer = req.extensions().get::<PeerIdentity>().cloned();
+    let (response, user, reason) = match security.admit(req.headers(), peer.as_ref(), &attrs).await
+    {
+        Ok(admitted) => {
+            let user = admitted.user.clone();
+            let response = serve(&state, req, Some(user.clone()), started).await;
+            // The slot is held until the body ends: for a watch, as long as it streams.
+            let slot = admitted.slot;
+            let response = response.map(|body| {
+                Body::from_stream(body.into_data_stream().map(move |chunk| {
+                    let _held = &slot;
+                    chunk
+                }))
+            });
+            (response, Some(user), admitted.reason)
+        }
+        Err(refused) => (
+            error_response(&refused.error),
+            refused.user,
+            refused.error.message.clone(),
+        ),
+    };
+    security.audit(&AuditEntry {
+        time: &rfc3339(state.engine.clock.now()),
+        user: user.as_deref(),
+        attributes: &attrs,
+        code: response.status().as_u16(),
+        reason: &reason,
+    });
+    response
+}
+
+/// The decoded query string of `uri`.
+fn query_of(uri: &http::Uri) -> HashMap<String, String> {
+    Query::<HashMap<String, String>>::try_from_uri(uri)
+        .map(|q| q.0)
+        .unwrap_or_default()
+}
+
+/// Serves an admitted request (`user` is `None` for trusted in-process callers).
+async fn serve(
+    state: &AppState,
+    req: Request,
+    user: Option<Arc<UserInfo>>,
+    started: Instant,
+) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let (verb, resource, response) = dispatch(state, req, user).await;
     let code = response.status().as_u16();
     if verb != "WATCH" {
         state
@@ -211,9 +270,33 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
     response
 }
 
-async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) {
+async fn dispatch(
+    state: &AppState,
+    req: Request,
+    user: Option<Arc<UserInfo>>,
+) -> (String, String, Response) {
     let path = req.uri().path().to_string();
     let method = req.method().clone();
+    if method == Method::POST
+        && let Some(review) = Review::of_path(&path)
+    {
+        let response = match read_body(req, state.config.body_timeout).await {
+            Ok(body) => {
+                let internal =
+                    UserInfo::new("system:flotilla-internal", ["system:masters".to_string()]);
+                let caller = Caller {
+                    user: user.as_deref().unwrap_or(&internal),
+                    policy: state.security.as_deref().map(Security::policy),
+                };
+                match access_review::answer(review, &body, caller) {
+                    Ok(answer) => json_response(StatusCode::CREATED, &answer),
+                    Err(e) => error_response(&e),
+                }
+            }
+            Err(e) => error_response(&e),
+        };
+        return ("POST".into(), "selfsubjectreviews".into(), response);
+    }
     match path.as_str() {
         "/healthz" | "/livez" | "/readyz" => {
             return ("GET".into(), "health".into(), text_response("ok"));
@@ -276,9 +359,7 @@ async fn dispatch(state: &AppState, req: Request) -> (String, String, Response) 
             error_response(&ApiError::no_route()),
         );
     };
-    let query: HashMap<String, String> = Query::<HashMap<String, String>>::try_from_uri(req.uri())
-        .map(|q| q.0)
-        .unwrap_or_default();
+    let query = query_of(req.uri());
     let watching = query.get("watch").is_some_and(|w| w == "true" || w == "1");
     let verb = match (&method, rp.name.is_some(), watching) {
         (&Method::GET, false, true) => "WATCH",
@@ -433,7 +514,7 @@ impl ResourceRequest<'_> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_string();
-        let body = read_body(req).await?;
+        let body = read_body(req, self.state.config.body_timeout).await?;
         let engine = &self.state.engine;
         let info = self.info.clone();
         if matches!(verb, "PUT" | "PATCH") && self.rp.name.is_none() {
@@ -624,7 +705,14 @@ fn user_agent_manager(headers: &HeaderMap) -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
-async fn read_body(req: Request) -> ApiResult<Bytes> {
+/// Reads a request body of at most [`MAX_BODY`] bytes within `timeout`.
+async fn read_body(req: Request, timeout: Duration) -> ApiResult<Bytes> {
+    tokio::time::timeout(timeout, read_limited_body(req))
+        .await
+        .unwrap_or(Err(ApiError::body_timeout(timeout)))
+}
+
+async fn read_limited_body(req: Request) -> ApiResult<Bytes> {
     let mut body = req.into_body();
     let mut buf = bytes::BytesMut::new();
     let mut seen = 0usize;

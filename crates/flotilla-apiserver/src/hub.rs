@@ -9,8 +9,9 @@ use tokio::task::JoinHandle;
 
 use crate::clock::{Clock, SystemClock};
 use crate::engine::{Engine, WriteOptions};
-use crate::http::{ServerConfig, router};
+use crate::http::{ServerConfig, router, secured_router};
 use crate::registry::Registry;
+use crate::security::{Security, SecurityOptions};
 use crate::status::ApiError;
 use crate::{controllers, gc, hooks};
 
@@ -46,6 +47,8 @@ pub struct HubOptions {
     pub kinds: Option<Arc<Registry>>,
     /// Namespaces created at start.
     pub system_namespaces: &'static [&'static str],
+    /// Authentication, RBAC, limits and audit of [`Hub::router`]; `None` trusts every caller.
+    pub security: Option<SecurityOptions>,
 }
 
 impl Default for HubOptions {
@@ -56,6 +59,7 @@ impl Default for HubOptions {
             clock: Arc::new(SystemClock),
             kinds: None,
             system_namespaces: SYSTEM_NAMESPACES,
+            security: None,
         }
     }
 }
@@ -73,6 +77,7 @@ pub const SYSTEM_NAMESPACES: &[&str] = &[
 pub struct Hub {
     engine: Engine,
     server: ServerConfig,
+    security: Option<Arc<Security>>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -116,8 +121,13 @@ impl Hub {
                 }
             }
         }
+        let security = match &options.security {
+            Some(opts) => Some(Security::start(&engine, opts).await?),
+            None => None,
+        };
         let tasks = vec![
             tokio::spawn(gc::run(engine.clone())),
+            tokio::spawn(hooks::follow_crds(engine.clone())),
             tokio::spawn(controllers::run_namespaces(engine.clone())),
             tokio::spawn(controllers::run_crd_cleanup(engine.clone())),
             tokio::spawn(compact_forever(engine.clone(), options.compaction)),
@@ -125,6 +135,7 @@ impl Hub {
         Ok(Self {
             engine,
             server: options.server,
+            security,
             tasks,
         })
     }
@@ -134,18 +145,25 @@ impl Hub {
         &self.engine
     }
 
-    /// The API as an axum router, with this hub's server settings.
+    /// The API as an axum router, with this hub's server settings and, when configured, its
+    /// security gate.
     pub fn router(&self) -> axum::Router {
-        router(self.engine.clone(), self.server.clone())
+        match &self.security {
+            Some(security) => {
+                secured_router(self.engine.clone(), self.server.clone(), security.clone())
+            }
+            None => router(self.engine.clone(), self.server.clone()),
+        }
     }
 
-    /// A kube-rs client talking to this hub in-process (no authentication, no TCP).
+    /// The hub's security gate, when it has one (for routes mounted beside the API).
+    pub fn security(&self) -> Option<&Arc<Security>> {
+        self.security.as_ref()
+    }
+
+    /// A kube-rs client talking to this hub in-process (trusted: no authentication, no TCP).
     pub fn client(&self) -> kube::Client {
-        let config = ServerConfig {
-            tokens: None,
-            ..self.server.clone()
-        };
-        crate::client::in_process(router(self.engine.clone(), config), "default")
+        crate::client::in_process(router(self.engine.clone(), self.server.clone()), "default")
     }
 }
 

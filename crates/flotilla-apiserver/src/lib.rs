@@ -6,7 +6,10 @@
 //! cleanup, compaction) and hands out an axum router (to serve over TLS) and in-process
 //! `kube::Client`s (no TCP).
 
+pub mod access_review;
 pub mod admission;
+pub mod audit;
+pub mod auth;
 pub mod client;
 pub mod clock;
 pub mod controllers;
@@ -16,6 +19,7 @@ pub mod finalizer;
 pub mod gc;
 pub mod hooks;
 pub mod http;
+pub mod limits;
 pub mod metrics;
 pub mod object;
 pub mod openapi;
@@ -23,8 +27,10 @@ pub mod patching;
 pub mod protobuf;
 pub mod proxy;
 pub mod raw;
+pub mod rbac;
 pub mod registry;
 pub mod render;
+pub mod security;
 pub mod selectors;
 pub mod status;
 pub mod watch;
@@ -35,4 +41,5 @@ pub use clock::{Clock, ClockExt, ManualClock, ScaledClock, SystemClock};
 pub use engine::Engine;
 pub use http::ServerConfig;
 pub use hub::{Compaction, Hub, HubOptions, SYSTEM_NAMESPACES};
+pub use security::{Security, SecurityOptions};
 pub use status::ApiError;

@@ -13,7 +13,10 @@ use axum::routing::any;
 use http::Uri;
 use tower::ServiceExt;
 
-use crate::http::{ServerConfig, authorized, error_response};
+use crate::auth::PeerIdentity;
+use crate::http::error_response;
+use crate::rbac::{Attributes, ResourceAttributes};
+use crate::security::Security;
 use crate::status::{ApiError, Target};
 
 /// The member APIs reachable through the hub, by member name; members may come and go while
@@ -55,16 +58,19 @@ impl MemberApis {
 #[derive(Clone)]
 struct ProxyState {
     members: MemberApis,
-    config: Arc<ServerConfig>,
+    security: Option<Arc<Security>>,
 }
 
-/// `hub` with `/clusters/<name>/…` routed to the member APIs in `members`, authenticated
-/// with `config` like the hub's own routes.
-pub fn with_member_proxy(hub: Router, config: ServerConfig, members: MemberApis) -> Router {
-    let state = ProxyState {
-        members,
-        config: Arc::new(config),
-    };
+/// `hub` with `/clusters/<name>/…` routed to the member APIs in `members`. With `security`,
+/// a request there is authenticated like any hub request and needs RBAC permission for the
+/// `proxy` subresource of that MemberCluster (verb from the HTTP method, as kube's
+/// `nodes/proxy`).
+pub fn with_member_proxy(
+    hub: Router,
+    security: Option<Arc<Security>>,
+    members: MemberApis,
+) -> Router {
+    let state = ProxyState { members, security };
     Router::new()
         .route("/clusters/{name}", any(root))
         .route("/clusters/{name}/", any(root))
@@ -86,8 +92,27 @@ async fn forward(
 }
 
 async fn proxy(state: ProxyState, name: String, rest: String, mut req: Request) -> Response {
-    if !authorized(&state.config, req.headers()) {
-        return error_response(&ApiError::unauthorized());
+    if let Some(security) = &state.security {
+        let verb = match *req.method() {
+            http::Method::GET | http::Method::HEAD => "get",
+            http::Method::POST => "create",
+            http::Method::PUT => "update",
+            http::Method::PATCH => "patch",
+            http::Method::DELETE => "delete",
+            _ => "proxy",
+        };
+        let attrs = Attributes::Resource(ResourceAttributes {
+            verb: verb.to_string(),
+            group: "cluster.kubernetes-fleet.io".into(),
+            resource: "memberclusters".into(),
+            subresource: Some("proxy".into()),
+            namespace: None,
+            name: Some(name.clone()),
+        });
+        let peer = req.extensions().get::<PeerIdentity>().cloned();
+        if let Err(refused) = security.admit(req.headers(), peer.as_ref(), &attrs).await {
+            return error_response(&refused.error);
+        }
     }
     let Some(member) = state.members.get(&name) else {
         let target = Target {
@@ -136,7 +161,22 @@ mod tests {
     #[tokio::test]
     async fn member_apis_are_reached_under_clusters_with_hub_authentication() {
         let store = || Arc::new(flotilla_store::MemoryStore::new());
-        let hub = Hub::start(store(), HubOptions::default()).await.unwrap();
+        let tokens =
+            crate::auth::TokenFile::parse("secret,admin,a,\"system:masters\"\nnobody,nobody,n\n")
+                .unwrap();
+        let hub = Hub::start(
+            store(),
+            HubOptions {
+                security: Some(crate::SecurityOptions {
+                    tokens: Arc::new(tokens),
+                    audit_log: None,
+                    limits: Default::default(),
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
         let member = Hub::start(
             store(),
             HubOptions {
@@ -146,13 +186,9 @@ mod tests {
         )
         .await
         .unwrap();
-        let config = ServerConfig {
-            tokens: Some(Arc::new(vec!["secret".into()])),
-            ..ServerConfig::default()
-        };
         let members = MemberApis::default();
         members.insert("m1", member.router());
-        let app = with_member_proxy(hub.router(), config, members.clone());
+        let app = with_member_proxy(hub.router(), hub.security().cloned(), members.clone());
 
         let (code, body) = call(&app, "/clusters/m1/api/v1/namespaces?limit=10", "secret").await;
         assert_eq!(code, 200);
@@ -171,6 +207,15 @@ mod tests {
 
         let (code, body) = call(&app, "/clusters/m1/api/v1/namespaces", "wrong").await;
         assert_eq!((code, body["reason"].as_str()), (401, Some("Unauthorized")));
+        let (code, body) = call(&app, "/clusters/m1/api/v1/namespaces", "nobody").await;
+        assert_eq!((code, body["reason"].as_str()), (403, Some("Forbidden")));
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("memberclusters/proxy"),
+            "{body}"
+        );
         let (code, body) = call(&app, "/clusters/m2/version", "secret").await;
         assert_eq!((code, body["reason"].as_str()), (404, Some("NotFound")));
         assert!(body["message"].as_str().unwrap().contains("\"m2\""));

@@ -207,6 +207,66 @@ impl ApiError {
         Self::new(401, "Unauthorized", "Unauthorized")
     }
 
+    /// 429: the client is over one of its limits; retry after a second.
+    pub fn too_many_requests(message: impl Into<String>) -> Self {
+        let mut e = Self::new(429, "TooManyRequests", message);
+        e.retry_after = Some(1);
+        e
+    }
+
+    /// 408: the request body did not arrive in time.
+    pub fn body_timeout(after: std::time::Duration) -> Self {
+        Self::new(
+            408,
+            "Timeout",
+            format!(
+                "the request body was not received within {} s",
+                after.as_secs()
+            ),
+        )
+    }
+
+    /// 403 Forbidden for a request RBAC refused, with kube-apiserver's message.
+    pub fn forbidden_by_rbac(user: &str, attrs: &crate::rbac::Attributes) -> Self {
+        use crate::rbac::Attributes;
+        match attrs {
+            Attributes::Resource(r) => {
+                let resource = match &r.subresource {
+                    Some(s) => format!("{}/{s}", r.resource),
+                    None => r.resource.clone(),
+                };
+                let scope = match &r.namespace {
+                    Some(ns) => format!("in the namespace {ns:?}"),
+                    None => "at the cluster scope".to_string(),
+                };
+                let target = Target {
+                    group: r.group.clone(),
+                    resource: r.resource.clone(),
+                    name: r.name.clone().unwrap_or_default(),
+                };
+                let why = format!(
+                    "User {user:?} cannot {} resource {resource:?} in API group {:?} {scope}",
+                    r.verb, r.group
+                );
+                if target.name.is_empty() {
+                    Self::new(
+                        403,
+                        "Forbidden",
+                        format!("{} is forbidden: {why}", target.qualified()),
+                    )
+                    .with_target(&target)
+                } else {
+                    Self::forbidden(&target, &why)
+                }
+            }
+            Attributes::NonResource { verb, path } => Self::new(
+                403,
+                "Forbidden",
+                format!("forbidden: User {user:?} cannot {verb} path {path:?}"),
+            ),
+        }
+    }
+
     /// 413: request body over the limit.
     pub fn too_large(limit: usize) -> Self {
         Self::new(

@@ -5,9 +5,44 @@ use std::path::Path;
 use anyhow::Result;
 use base64::Engine as _;
 
+/// How a kubeconfig's user proves who it is.
+#[derive(Debug, Clone)]
+pub enum Credentials {
+    /// A bearer token.
+    Token(String),
+    /// A client certificate and its key (PEM).
+    Certificate {
+        /// Certificate PEM.
+        cert: String,
+        /// Key PEM.
+        key: String,
+    },
+}
+
+impl Credentials {
+    /// The kubeconfig `user:` lines.
+    fn user_lines(&self) -> String {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        match self {
+            Credentials::Token(token) => format!("    token: {token}\n"),
+            Credentials::Certificate { cert, key } => format!(
+                "    client-certificate-data: {}\n    client-key-data: {}\n",
+                b64(cert),
+                b64(key)
+            ),
+        }
+    }
+}
+
 /// The kubeconfig text for a hub at `server` (e.g. `https://127.0.0.1:6443`).
-pub fn render(server: &str, ca_pem: &str, token: &str) -> String {
+pub fn render(server: &str, ca_pem: &str, credentials: &Credentials) -> String {
+    render_for(server, ca_pem, "flotilla-admin", credentials)
+}
+
+/// [`render`] with the kubeconfig user named `user`.
+pub fn render_for(server: &str, ca_pem: &str, user: &str, credentials: &Credentials) -> String {
     let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let user_lines = credentials.user_lines();
     format!(
         "apiVersion: v1
 kind: Config
@@ -20,13 +55,12 @@ contexts:
 - name: flotilla
   context:
     cluster: flotilla
-    user: flotilla-admin
+    user: {user}
 current-context: flotilla
 users:
-- name: flotilla-admin
+- name: {user}
   user:
-    token: {token}
-"
+{user_lines}"
     )
 }
 
@@ -105,9 +139,12 @@ mod tests {
 
     #[test]
     fn member_kubeconfig_points_under_clusters_with_hub_credentials() {
-        let hub =
-            kube::config::Kubeconfig::from_yaml(&render("https://127.0.0.1:6443", "CA", "tok"))
-                .unwrap();
+        let hub = kube::config::Kubeconfig::from_yaml(&render(
+            "https://127.0.0.1:6443",
+            "CA",
+            &Credentials::Token("tok".into()),
+        ))
+        .unwrap();
         let m = for_member(&hub, "member-cluster-01").unwrap();
         let server = m.clusters[0].cluster.as_ref().unwrap().server.as_deref();
         assert_eq!(

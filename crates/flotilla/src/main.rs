@@ -19,6 +19,7 @@ mod profile;
 mod serve;
 mod status;
 mod tls;
+mod token;
 mod up;
 mod updaterun;
 
@@ -49,8 +50,14 @@ enum Command {
     Hub(up::HubArgs),
     /// Run the member agent for a real cluster: join it to the hub and report its properties.
     Member(member::MemberArgs),
-    /// Print a kubeconfig for one simulated member cluster, reached through the hub.
+    /// Print a kubeconfig: a new client-certificate user of the hub (`--user NAME --group G`),
+    /// and/or one simulated member cluster reached through the hub.
     Kubeconfig(member::KubeconfigArgs),
+    /// Issue or revoke the bearer token a member agent joins the hub with.
+    Token {
+        #[command(subcommand)]
+        what: token::TokenCommand,
+    },
     /// Show what a ClusterResourcePlacement would do on the fleet as it is now, changing nothing.
     Preview(preview::PreviewArgs),
     /// Approve a stage of a staged update run: set its ClusterApprovalRequest's Approved condition.
@@ -118,6 +125,7 @@ fn main() -> Result<()> {
             runtime.block_on(member::run(args))
         }
         Command::Kubeconfig(args) => runtime.block_on(member::print_kubeconfig(args)),
+        Command::Token { what } => runtime.block_on(token::run(what)),
         Command::Preview(args) => runtime.block_on(preview::run(args)),
         Command::Approve(args) => runtime.block_on(approve::run(args)),
         Command::Status { what } => runtime.block_on(status::run(what)),

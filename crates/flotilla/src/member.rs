@@ -47,7 +47,12 @@ pub async fn run(args: MemberArgs) -> Result<()> {
             ca_path.display()
         )
     })?;
-    let hub = client_from(&kubeconfig::render(&args.hub, &ca, &args.token)).await?;
+    let hub = client_from(&kubeconfig::render(
+        &args.hub,
+        &ca,
+        &kubeconfig::Credentials::Token(args.token.clone()),
+    ))
+    .await?;
     let member_config = Kubeconfig::read_from(&args.kubeconfig)
         .with_context(|| format!("reading {}", args.kubeconfig.display()))?;
     let member = kube::Client::try_from(
@@ -128,26 +133,92 @@ where
 /// Arguments of `flotilla kubeconfig`.
 #[derive(Debug, Args)]
 pub struct KubeconfigArgs {
-    /// The simulated member cluster.
-    pub member: String,
+    /// A simulated member cluster to reach through the hub; omit for the hub itself.
+    pub member: Option<String>,
+    /// Mint a client certificate for this user, signed by the hub's CA (run on the hub's
+    /// machine, or pass --data-dir).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// The certificate user's group (its subject organization), e.g. `fleet:viewers`.
+    #[arg(long, requires = "user")]
+    pub group: Option<String>,
+    /// How long the minted certificate is valid, as a Go duration (`720h`, `90m`).
+    #[arg(long, default_value = "8760h", requires = "user")]
+    pub valid_for: String,
+    /// The hub's data directory, which holds its CA.
+    #[arg(long, default_value_os_t = crate::default_data_dir())]
+    pub data_dir: PathBuf,
     /// The hub's kubeconfig; default `$KUBECONFIG`, else `.flotilla/kubeconfig`.
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
 }
 
-/// Prints a kubeconfig for one simulated member, reached through the hub at
-/// `/clusters/<member>/` with the hub's credentials.
+/// Prints a kubeconfig: for the hub as a new certificate user (`--user`), and/or for one
+/// simulated member reached through the hub at `/clusters/<member>/`.
 pub async fn print_kubeconfig(args: KubeconfigArgs) -> Result<()> {
     let text = hub_kubeconfig(args.kubeconfig)?;
-    let hub = Kubeconfig::from_yaml(&text).context("parsing the hub's kubeconfig")?;
-    let member = kubeconfig::for_member(&hub, &args.member)?;
-    let client = client_from(&serde_saphyr::to_string(&member)?).await?;
-    if let Err(e) = client.apiserver_version().await {
-        bail!(
-            "member {:?} is not reachable through the hub ({e}); `kubectl get memberclusters` lists the members",
-            args.member
-        );
+    let mut hub = Kubeconfig::from_yaml(&text).context("parsing the hub's kubeconfig")?;
+    if let Some(user) = &args.user {
+        let valid_for = flotilla_apimachinery::go_duration::parse(&args.valid_for)
+            .and_then(|d| std::time::Duration::try_from(d).ok())
+            .filter(|d| !d.is_zero())
+            .with_context(|| {
+                format!(
+                    "--valid-for {:?} is not a positive duration like 720h",
+                    args.valid_for
+                )
+            })?;
+        let (cert, key) =
+            crate::tls::issue_client_cert(&args.data_dir, user, args.group.as_deref(), valid_for)?;
+        let (server, ca) = hub_endpoint(&hub)?;
+        let credentials = kubeconfig::Credentials::Certificate { cert, key };
+        hub = Kubeconfig::from_yaml(&kubeconfig::render_for(&server, &ca, user, &credentials))?;
     }
-    print!("{}", serde_saphyr::to_string(&member)?);
+    let config = match &args.member {
+        Some(member) => kubeconfig::for_member(&hub, member)?,
+        None if args.user.is_some() => hub,
+        None => bail!(
+            "name a simulated member (flotilla kubeconfig <member>) or a user to mint a certificate for (--user NAME)"
+        ),
+    };
+    let client = client_from(&serde_saphyr::to_string(&config)?).await?;
+    if let Err(e) = client.apiserver_version().await {
+        match &args.member {
+            Some(m) => bail!(
+                "member {m:?} is not reachable through the hub ({e}); `kubectl get memberclusters` lists the members"
+            ),
+            None => bail!("the hub is not reachable with the new certificate: {e}"),
+        }
+    }
+    print!("{}", serde_saphyr::to_string(&config)?);
     Ok(())
+}
+
+/// The server URL and CA (PEM) of a kubeconfig's current cluster.
+fn hub_endpoint(config: &Kubeconfig) -> Result<(String, String)> {
+    use base64::Engine as _;
+    let context = config
+        .current_context
+        .as_deref()
+        .and_then(|c| config.contexts.iter().find(|n| n.name == c))
+        .and_then(|n| n.context.as_ref())
+        .context("the hub's kubeconfig has no current context")?;
+    let cluster = config
+        .clusters
+        .iter()
+        .find(|c| c.name == context.cluster)
+        .and_then(|c| c.cluster.as_ref())
+        .context("the hub's kubeconfig has no cluster for its current context")?;
+    let server = cluster
+        .server
+        .clone()
+        .context("the hub's kubeconfig cluster has no server")?;
+    let ca = cluster
+        .certificate_authority_data
+        .as_deref()
+        .context("the hub's kubeconfig has no certificate-authority-data")?;
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(ca)
+        .context("decoding certificate-authority-data")?;
+    Ok((server, String::from_utf8(ca)?))
 }

@@ -120,18 +120,69 @@ pub fn write_private(dir: &Path, name: &str, content: &str) -> Result<()> {
 }
 
 /// A rustls server configuration for the serving certificate, offering HTTP/2 and HTTP/1.1.
+/// Clients may present a certificate signed by the hub's CA (it is then their identity); an
+/// invalid or expired one fails the handshake. Clients without one authenticate with tokens.
 pub fn server_config(pki: &Pki) -> Result<Arc<rustls::ServerConfig>> {
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(pki.cert_pem.as_bytes())
             .collect::<Result<_, _>>()
             .context("parsing certificate")?;
     let key = PrivateKeyDer::from_pem_slice(pki.key_pem.as_bytes()).context("parsing key")?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_single_cert(certs, key)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
+        roots
+            .add(ca.context("parsing CA certificate")?)
+            .context("adding the CA as a client-certificate root")?;
+    }
+    let client_verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .context("building the client-certificate verifier")?;
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_client_cert_verifier(client_verifier)
+        .with_single_cert(certs, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// A client certificate and key (PEM) for `user` in `group`, signed by the hub's CA in `dir`,
+/// valid from five minutes ago for `valid_for`. kube-apiserver's convention: the common name is
+/// the user, the organization the group.
+pub fn issue_client_cert(
+    dir: &Path,
+    user: &str,
+    group: Option<&str>,
+    valid_for: std::time::Duration,
+) -> Result<(String, String)> {
+    let read = |f: &str| {
+        std::fs::read_to_string(dir.join(f)).with_context(|| {
+            format!(
+                "reading the hub's CA {} (run this on the hub, or pass --data-dir)",
+                dir.join(f).display()
+            )
+        })
+    };
+    let ca_key = KeyPair::from_pem(&read(CA_KEY)?).context("reading CA key")?;
+    read(CA_CERT)?;
+    let issuer = Issuer::new(ca_params()?, ca_key);
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name.push(DnType::CommonName, user);
+    if let Some(g) = group {
+        params.distinguished_name.push(DnType::OrganizationName, g);
+    }
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::minutes(5);
+    params.not_after = now + valid_for;
+    let cert = params
+        .signed_by(&key, &issuer)
+        .context("signing client certificate")?;
+    Ok((cert.pem(), key.serialize_pem()))
 }

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use flotilla_apiserver::auth::TokenFile;
+use flotilla_apiserver::limits::ClientLimits;
 use flotilla_apiserver::proxy::{MemberApis, with_member_proxy};
-use flotilla_apiserver::{Hub, HubOptions, ServerConfig};
+use flotilla_apiserver::{Hub, HubOptions, SecurityOptions, ServerConfig};
 use flotilla_sim::fleet::Fleet;
 use flotilla_store::{SharedStorage, SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
@@ -140,6 +142,26 @@ fn load_or_create_token(dir: &Path) -> Result<String> {
     Ok(token)
 }
 
+/// The static token file of a hub in `dir`: the administrator token `up` generated (user
+/// `flotilla-admin` in `system:masters`, the token of the kubeconfig it writes) plus the
+/// lines of `dir/tokens.csv` (kube-apiserver's token-file format), if that file exists.
+fn security_options(dir: &Path, admin_token: &str) -> Result<SecurityOptions> {
+    let path = dir.join("tokens.csv");
+    let extra = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let text = format!("{admin_token},flotilla-admin,flotilla-admin,\"system:masters\"\n{extra}");
+    let tokens = TokenFile::parse(&text)
+        .map_err(|e| anyhow::anyhow!("{} (first line is the admin token): {e}", path.display()))?;
+    Ok(SecurityOptions {
+        tokens: Arc::new(tokens),
+        audit_log: Some(dir.join("audit.log")),
+        limits: ClientLimits::default(),
+    })
+}
+
 async fn run_hub(
     store: SharedStorage,
     dir: &Path,
@@ -149,13 +171,10 @@ async fn run_hub(
 ) -> Result<()> {
     let token = load_or_create_token(dir)?;
     let pki = tls::load_or_create(dir, Some(listen.ip()))?;
-    let server_config = ServerConfig {
-        tokens: Some(Arc::new(vec![token.clone()])),
-        ..ServerConfig::default()
-    };
     let options = HubOptions {
-        server: server_config.clone(),
+        server: ServerConfig::default(),
         clock: clock.clone(),
+        security: Some(security_options(dir, &token)?),
         ..HubOptions::default()
     };
     let hub = Hub::start(store, options)
@@ -176,7 +195,7 @@ async fn run_hub(
         clock.clone(),
     ));
     let member_apis = MemberApis::default();
-    let app = with_member_proxy(hub.router(), server_config, member_apis.clone());
+    let app = with_member_proxy(hub.router(), hub.security().cloned(), member_apis.clone());
     let listener = TcpListener::bind(listen)
         .await
         .with_context(|| format!("listening on {listen}"))?;
@@ -194,7 +213,11 @@ async fn run_hub(
     let kubeconfig_path = dir.join("kubeconfig");
     kubeconfig::write(
         &kubeconfig_path,
-        &kubeconfig::render(&server, &pki.ca_pem, &token),
+        &kubeconfig::render(
+            &server,
+            &pki.ca_pem,
+            &kubeconfig::Credentials::Token(token.clone()),
+        ),
     )?;
     let abs = std::fs::canonicalize(&kubeconfig_path).unwrap_or(kubeconfig_path);
     println!("Flotilla hub is serving at {server}");

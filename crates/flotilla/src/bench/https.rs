@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use bytes::Bytes;
-use flotilla_apiserver::{Hub, HubOptions, ServerConfig};
+use flotilla_apiserver::auth::TokenFile;
+use flotilla_apiserver::limits::ClientLimits;
+use flotilla_apiserver::{Hub, HubOptions, SecurityOptions};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
@@ -59,10 +61,15 @@ impl HttpsHub {
         let store = super::store::open(dir.join("store.db")).await?;
         let token = format!("{:032x}", rand::random::<u128>());
         let options = HubOptions {
-            server: ServerConfig {
-                tokens: Some(Arc::new(vec![token.clone()])),
-                ..ServerConfig::default()
-            },
+            security: Some(SecurityOptions {
+                tokens: Arc::new(TokenFile::single(
+                    &token,
+                    "bench-admin",
+                    &["system:masters"],
+                )),
+                audit_log: Some(dir.join("audit.log")),
+                limits: ClientLimits::default(),
+            }),
             ..HubOptions::default()
         };
         let hub = Hub::start(Arc::new(store), options)
@@ -76,7 +83,11 @@ impl HttpsHub {
             tls::server_config(&pki)?,
             hub.router(),
         ));
-        let text = kubeconfig::render(&format!("https://{addr}"), &pki.ca_pem, &token);
+        let text = kubeconfig::render(
+            &format!("https://{addr}"),
+            &pki.ca_pem,
+            &kubeconfig::Credentials::Token(token.clone()),
+        );
         let kubeconfig = kube::config::Kubeconfig::from_yaml(&text)?;
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
         Ok(HttpsHub {

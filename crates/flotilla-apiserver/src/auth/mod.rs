@@ -1,0 +1,93 @@
+//! Who is calling: bearer tokens (a static token file for administrators, per-member tokens
+//! stored hashed on the hub) and x509 client certificates signed by the hub's CA.
+//!
+//! Authentication yields a [`UserInfo`]; RBAC ([`crate::rbac`]) then decides what that user
+//! may do. Every authenticated user is also in the group `system:authenticated`.
+
+pub mod member_tokens;
+pub mod token_file;
+pub mod x509;
+
+use std::sync::Arc;
+
+use http::{HeaderMap, header};
+
+use crate::engine::Engine;
+use crate::status::{ApiError, ApiResult};
+
+pub use token_file::TokenFile;
+
+/// The group every authenticated user belongs to.
+pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+
+/// An authenticated user.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserInfo {
+    /// User name (a certificate's common name, a token file's user column).
+    pub name: String,
+    /// Unique id, when the source has one.
+    pub uid: String,
+    /// Groups, `system:authenticated` included.
+    pub groups: Vec<String>,
+}
+
+impl UserInfo {
+    /// A user with `name` and `groups`, plus `system:authenticated`.
+    pub fn new(name: impl Into<String>, groups: impl IntoIterator<Item = String>) -> Self {
+        let mut groups: Vec<String> = groups.into_iter().collect();
+        if !groups.iter().any(|g| g == AUTHENTICATED_GROUP) {
+            groups.push(AUTHENTICATED_GROUP.to_string());
+        }
+        Self {
+            name: name.into(),
+            uid: String::new(),
+            groups,
+        }
+    }
+}
+
+/// The identity of a TLS client certificate, attached to each request of its connection by
+/// the TLS listener (the certificate chain was verified against the hub's CA in the handshake).
+#[derive(Debug, Clone)]
+pub struct PeerIdentity(pub Arc<UserInfo>);
+
+/// Resolves request credentials to users.
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    tokens: Arc<TokenFile>,
+    engine: Engine,
+}
+
+impl Authenticator {
+    /// An authenticator accepting `tokens` and the member tokens stored in `engine`.
+    pub fn new(tokens: Arc<TokenFile>, engine: Engine) -> Self {
+        Self { tokens, engine }
+    }
+
+    /// The user a request with `headers` (and, for certificate clients, `peer`) is; a
+    /// 401 `Status` when it carries no valid credentials.
+    pub async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<&PeerIdentity>,
+    ) -> ApiResult<Arc<UserInfo>> {
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        match bearer {
+            // kube-apiserver: a presented token that fails is a 401 even with a certificate.
+            Some(token) => {
+                if let Some(user) = self.tokens.lookup(token) {
+                    return Ok(user);
+                }
+                if let Some(user) = member_tokens::authenticate(&self.engine, token).await? {
+                    return Ok(Arc::new(user));
+                }
+                Err(ApiError::unauthorized())
+            }
+            None => peer.map(|p| p.0.clone()).ok_or_else(ApiError::unauthorized),
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The secured hub's request gate: authenticate (401), take a per-client slot (429),
+//! authorize with RBAC (403), and audit mutating requests. In-process clients (the hub's own
+//! controllers, simulated members) use routers without a gate.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use http::HeaderMap;
+
+use crate::audit::{AuditEntry, AuditLog};
+use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo};
+use crate::engine::{Engine, WriteOptions};
+use crate::limits::{ClientLimits, Limiter, Slot, SlotKind};
+use crate::rbac::cache::PolicyCache;
+use crate::rbac::{Attributes, bootstrap};
+use crate::status::{ApiError, ApiResult};
+
+/// How a hub secures its API.
+#[derive(Debug, Clone)]
+pub struct SecurityOptions {
+    /// Static bearer tokens (administrators).
+    pub tokens: Arc<TokenFile>,
+    /// Where the audit log is appended; `None` keeps no audit log.
+    pub audit_log: Option<PathBuf>,
+    /// Per-client request limits.
+    pub limits: ClientLimits,
+}
+
+/// Authentication, authorization, limits and audit of one hub.
+#[derive(Debug)]
+pub struct Security {
+    authenticator: Authenticator,
+    policy: PolicyCache,
+    audit: Option<AuditLog>,
+    limiter: Arc<Limiter>,
+}
+
+/// A request that passed the gate: who made it, why it was allowed, and its slot (held until
+/// the response, or the watch stream, ends).
+#[derive(Debug)]
+pub struct Admitted {
+    /// The user.
+    pub user: Arc<UserInfo>,
+    /// Which binding allowed it.
+    pub reason: String,
+    /// The per-client slot.
+    pub slot: Slot,
+}
+
+/// A request the gate refused, with the user when authentication succeeded.
+#[derive(Debug)]
+pub struct Refused {
+    /// The user, when known.
+    pub user: Option<Arc<UserInfo>>,
+    /// The `Status` to answer with.
+    pub error: ApiError,
+}
+
+impl Security {
+    /// Creates the built-in roles that are missing, starts following the stored RBAC policy
+    /// and opens the audit log.
+    pub async fn start(engine: &Engine, options: &SecurityOptions) -> ApiResult<Arc<Self>> {
+        let snap = engine.registry().snapshot();
+        for obj in bootstrap::builtin_objects() {
+            let plural = match obj["kind"].as_str() {
+                Some("ClusterRole") => "clusterroles",
+                _ => "clusterrolebindings",
+            };
+            let Some(info) = snap.get("rbac.authorization.k8s.io", "v1", plural) else {
+                continue;
+            };
+            match engine
+                .create(&info, None, obj, &WriteOptions::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if e.reason == "AlreadyExists" => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let audit = match &options.audit_log {
+            Some(path) => Some(AuditLog::open(path).map_err(|e| {
+                ApiError::internal(format!("opening audit log {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+        Ok(Arc::new(Self {
+            authenticator: Authenticator::new(options.tokens.clone(), engine.clone()),
+            policy: PolicyCache::start(engine).await,
+            audit,
+            limiter: Limiter::new(options.limits),
+        }))
+    }
+
+    /// The stored RBAC policy, as this replica follows it.
+    pub fn policy(&self) -> &PolicyCache {
+        &self.policy
+    }
+
+    /// Authenticates, limits and authorizes one request.
+    pub async fn admit(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<&PeerIdentity>,
+        attrs: &Attributes,
+    ) -> Result<Admitted, Refused> {
+        let user = self
+            .authenticator
+            .authenticate(headers, peer)
+            .await
+            .map_err(|error| Refused { user: None, error })?;
+        let refuse = |error| Refused {
+            user: Some(user.clone()),
+            error,
+        };
+        let decision = self.policy.authorize(&user, attrs);
+        if !decision.allowed {
+            return Err(refuse(ApiError::forbidden_by_rbac(&user.name, attrs)));
+        }
+        let kind = if attrs.verb() == "watch" {
+            SlotKind::Watch
+        } else {
+            SlotKind::Request
+        };
+        let slot = self.limiter.acquire(&user.name, kind).map_err(refuse)?;
+        Ok(Admitted {
+            user,
+            reason: decision.reason,
+            slot,
+        })
+    }
+
+    /// Records a finished request in the audit log when it was mutating.
+    pub fn audit(&self, entry: &AuditEntry<'_>) {
+        if let Some(log) = &self.audit
+            && entry.attributes.is_mutating()
+        {
+            log.record(entry);
+        }
+    }
+}

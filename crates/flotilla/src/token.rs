@@ -1,0 +1,144 @@
+//! `flotilla token issue|revoke <member>`: the bearer token a member agent joins the hub
+//! with. Issuing stores only the token's hash (a Secret in `fleet-system`), creates the
+//! member's namespace and the RBAC that confines its agent to it, and prints the token once;
+//! issuing again rotates it. Revoking deletes the Secret: the token stops working at once.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use flotilla_apiserver::auth::member_tokens;
+use flotilla_apiserver::rbac::bootstrap;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+/// `flotilla token` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Issue (or rotate) a member's token and print it with the command that joins the member.
+    Issue(TokenArgs),
+    /// Revoke a member's token.
+    Revoke(TokenArgs),
+}
+
+/// Arguments of both subcommands.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// The member cluster's name (its MemberCluster on the hub).
+    pub member: String,
+    /// The hub's kubeconfig (an administrator's); default `$KUBECONFIG`, else
+    /// `.flotilla/kubeconfig`.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+/// Runs a `flotilla token` subcommand.
+pub async fn run(command: TokenCommand) -> Result<()> {
+    match command {
+        TokenCommand::Issue(args) => issue(args).await,
+        TokenCommand::Revoke(args) => revoke(args).await,
+    }
+}
+
+async fn issue(args: TokenArgs) -> Result<()> {
+    validate_name(&args.member)?;
+    let client = crate::member::hub_client(args.kubeconfig).await?;
+    let namespace = bootstrap::member_namespace(&args.member);
+    let namespaces: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Namespace>(&()),
+    );
+    let ns: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
+    }))?;
+    match namespaces.create(&PostParams::default(), &ns).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => return Err(e).context("creating the member's namespace"),
+    }
+    for obj in bootstrap::member_objects(&args.member) {
+        apply(&client, obj).await?;
+    }
+    let random: [u8; 32] = rand::random();
+    let token = member_tokens::token(&args.member, &random);
+    apply(&client, member_tokens::secret(&args.member, &token)).await?;
+    println!("{token}");
+    eprintln!(
+        "Token issued for member {:?} (shown once; issuing again rotates it). Join the member with:\n  flotilla member --hub <hub URL> --name {} --token <token> --kubeconfig <member kubeconfig>",
+        args.member, args.member
+    );
+    Ok(())
+}
+
+async fn revoke(args: TokenArgs) -> Result<()> {
+    let client = crate::member::hub_client(args.kubeconfig).await?;
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(client, member_tokens::TOKEN_NAMESPACE);
+    match secrets
+        .delete(
+            &member_tokens::secret_name(&args.member),
+            &DeleteParams::default(),
+        )
+        .await
+    {
+        Ok(_) => {
+            eprintln!("Token of member {:?} revoked.", args.member);
+            Ok(())
+        }
+        Err(kube::Error::Api(e)) if e.code == 404 => {
+            bail!("member {:?} has no token to revoke", args.member)
+        }
+        Err(e) => Err(e).context("deleting the token Secret"),
+    }
+}
+
+/// Creates or replaces `obj` by server-side apply, as field manager `flotilla-token`.
+async fn apply(client: &kube::Client, obj: Value) -> Result<()> {
+    let (group, version) = match obj["apiVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .split_once('/')
+    {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (
+            String::new(),
+            obj["apiVersion"].as_str().unwrap_or("v1").to_string(),
+        ),
+    };
+    let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+    let gvk = kube::api::GroupVersionKind::gvk(&group, &version, &kind);
+    let plural = format!("{}s", kind.to_ascii_lowercase());
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &plural);
+    let name = obj["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let api: Api<DynamicObject> = match obj["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    api.patch(
+        &name,
+        &PatchParams::apply("flotilla-token").force(),
+        &Patch::Apply(&obj),
+    )
+    .await
+    .with_context(|| format!("applying {kind} {name}"))?;
+    Ok(())
+}
+
+/// Member names are DNS labels, as MemberCluster names are.
+fn validate_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if !ok {
+        bail!("member name {name:?} must be a DNS label (lower-case letters, digits and '-')");
+    }
+    Ok(())
+}
