@@ -15,6 +15,9 @@ ROOTS = [
     'api.rbac.v1.RoleBinding', 'api.rbac.v1.ClusterRoleBinding', 'api.coordination.v1.Lease',
     'api.events.v1.Event', 'api.core.v1.Node', 'api.core.v1.Pod', 'api.apps.v1.ReplicaSet',
     'api.policy.v1.PodDisruptionBudget',
+    # The self-reviews kubectl sends (`kubectl auth can-i`, `kubectl auth whoami`).
+    'api.authorization.v1.SelfSubjectAccessReview', 'api.authorization.v1.SelfSubjectRulesReview',
+    'api.authentication.v1.SelfSubjectReview',
 ]
 # Messages with a JSON form of their own (handled by the decoder, not by field tables).
 SPECIAL = {
@@ -113,7 +116,8 @@ for r in ROOTS:
     parts = r.split('.')
     group, ver, kind = parts[1], parts[2], parts[3]
     group = {'core': '', 'rbac': 'rbac.authorization.k8s.io', 'coordination': 'coordination.k8s.io',
-             'events': 'events.k8s.io'}.get(group, group)
+             'events': 'events.k8s.io', 'authorization': 'authorization.k8s.io',
+             'authentication': 'authentication.k8s.io'}.get(group, group)
     av = ver if not group else group + '/' + ver
     print('        ("%s", "%s") => "%s",' % (av, kind, r))
 print('        _ => return None,')

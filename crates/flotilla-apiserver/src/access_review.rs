@@ -42,10 +42,21 @@ pub struct Caller<'a> {
     pub policy: Option<&'a PolicyCache>,
 }
 
-/// Answers a review: the request object with its `status` filled in.
-pub fn answer(review: Review, body: &[u8], caller: Caller<'_>) -> ApiResult<Value> {
-    let mut obj: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding review: {e}")))?;
+/// Answers a review (JSON, or the protobuf kubectl's typed client sends): the request object
+/// with its `status` filled in.
+pub fn answer(
+    review: Review,
+    body: &[u8],
+    content_type: &str,
+    caller: Caller<'_>,
+) -> ApiResult<Value> {
+    let decoded = if content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
+        crate::protobuf::decode(body, &Value::Null)
+    } else {
+        serde_json::from_slice(body).map_err(|e| e.to_string())
+    };
+    let mut obj =
+        decoded.map_err(|e| ApiError::bad_request(format!("error decoding review: {e}")))?;
     if !obj.is_object() {
         return Err(ApiError::bad_request("the review must be a JSON object"));
     }

@@ -280,6 +280,12 @@ async fn dispatch(
     if method == Method::POST
         && let Some(review) = Review::of_path(&path)
     {
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         let response = match read_body(req, state.config.body_timeout).await {
             Ok(body) => {
                 let internal =
@@ -288,7 +294,7 @@ async fn dispatch(
                     user: user.as_deref().unwrap_or(&internal),
                     policy: state.security.as_deref().map(Security::policy),
                 };
-                match access_review::answer(review, &body, caller) {
+                match access_review::answer(review, &body, &content_type, caller) {
                     Ok(answer) => json_response(StatusCode::CREATED, &answer),
                     Err(e) => error_response(&e),
                 }

@@ -61,12 +61,17 @@ pub async fn run(args: MemberArgs) -> Result<()> {
             .context("member kubeconfig")?,
     )?;
     let members: kube::Api<flotilla_api::cluster::MemberCluster> = kube::Api::all(hub.clone());
-    if members
-        .get_opt(&args.name)
-        .await
-        .context("reaching the hub")?
-        .is_none()
-    {
+    let found = match members.get_opt(&args.name).await {
+        Ok(found) => found,
+        Err(kube::Error::Api(e)) if e.code == 401 || e.code == 403 => bail!(
+            "the hub refused this token for member {:?} ({}); issue the member's own token with `flotilla token issue {}`",
+            args.name,
+            e.message,
+            args.name
+        ),
+        Err(e) => return Err(e).context("reaching the hub"),
+    };
+    if found.is_none() {
         bail!(
             "MemberCluster {:?} does not exist on the hub; create it first (kubectl apply -f membercluster.yaml)",
             args.name

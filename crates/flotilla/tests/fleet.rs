@@ -296,7 +296,19 @@ fn flotilla_member_joins_a_real_cluster_over_https() {
         .find_map(|l| l.trim().strip_prefix("server: "))
         .unwrap()
         .to_string();
-    let token = std::fs::read_to_string(hub.dir().join("token")).unwrap();
+    // The agent joins with its own member token: RBAC confines it to its namespace and its
+    // MemberCluster, and that is all it needs.
+    let issued = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["token", "issue", "real-1", "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla token issue");
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    let token = String::from_utf8(issued.stdout).unwrap();
     let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args([
             "member",
@@ -351,24 +363,37 @@ fn flotilla_member_joins_a_real_cluster_over_https() {
     let _ = agent.kill();
     let _ = agent.wait();
 
-    // An agent for a MemberCluster that does not exist says so and exits.
-    let out = flotilla(&[
-        "member",
-        "--hub",
-        &server,
-        "--token",
-        token.trim(),
-        "--name",
-        "ghost",
-        "--kubeconfig",
-        cluster.kubeconfig().to_str().unwrap(),
-        "--hub-ca",
-        hub.dir().join("ca.crt").to_str().unwrap(),
-    ]);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("\"ghost\" does not exist"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // An agent for a MemberCluster that does not exist says so and exits; one member's token
+    // cannot join as another member.
+    let admin_token = std::fs::read_to_string(hub.dir().join("token")).unwrap();
+    let join_ghost = |token: &str| {
+        flotilla(&[
+            "member",
+            "--hub",
+            &server,
+            "--token",
+            token.trim(),
+            "--name",
+            "ghost",
+            "--kubeconfig",
+            cluster.kubeconfig().to_str().unwrap(),
+            "--hub-ca",
+            hub.dir().join("ca.crt").to_str().unwrap(),
+        ])
+    };
+    for (token, message) in [
+        (admin_token.as_str(), "\"ghost\" does not exist"),
+        (
+            token.as_str(),
+            "the hub refused this token for member \"ghost\"",
+        ),
+    ] {
+        let out = join_ghost(token);
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(message),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -28,6 +28,9 @@ pub(super) fn root(api_version: &str, kind: &str) -> Option<&'static str> {
         ("v1", "Pod") => "api.core.v1.Pod",
         ("apps/v1", "ReplicaSet") => "api.apps.v1.ReplicaSet",
         ("policy/v1", "PodDisruptionBudget") => "api.policy.v1.PodDisruptionBudget",
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => "api.authorization.v1.SelfSubjectAccessReview",
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => "api.authorization.v1.SelfSubjectRulesReview",
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => "api.authentication.v1.SelfSubjectReview",
         _ => return None,
     })
 }
@@ -177,6 +180,84 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.apps.v1.StatefulSetUpdateStrategy" => &[
             F { tag: 1, name: "type", ty: T::Str, repeated: false },
             F { tag: 2, name: "rollingUpdate", ty: T::Msg("api.apps.v1.RollingUpdateStatefulSetStrategy"), repeated: false },
+        ],
+        "api.authentication.v1.ExtraValue" => &[
+            F { tag: 1, name: "items", ty: T::Str, repeated: true },
+        ],
+        "api.authentication.v1.SelfSubjectReview" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "status", ty: T::Msg("api.authentication.v1.SelfSubjectReviewStatus"), repeated: false },
+        ],
+        "api.authentication.v1.SelfSubjectReviewStatus" => &[
+            F { tag: 1, name: "userInfo", ty: T::Msg("api.authentication.v1.UserInfo"), repeated: false },
+        ],
+        "api.authentication.v1.UserInfo" => &[
+            F { tag: 1, name: "username", ty: T::Str, repeated: false },
+            F { tag: 2, name: "uid", ty: T::Str, repeated: false },
+            F { tag: 3, name: "groups", ty: T::Str, repeated: true },
+            F { tag: 4, name: "extra", ty: T::Map(&T::Msg("api.authentication.v1.ExtraValue")), repeated: false },
+        ],
+        "api.authorization.v1.FieldSelectorAttributes" => &[
+            F { tag: 1, name: "rawSelector", ty: T::Str, repeated: false },
+            F { tag: 2, name: "requirements", ty: T::Msg("apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement"), repeated: true },
+        ],
+        "api.authorization.v1.LabelSelectorAttributes" => &[
+            F { tag: 1, name: "rawSelector", ty: T::Str, repeated: false },
+            F { tag: 2, name: "requirements", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement"), repeated: true },
+        ],
+        "api.authorization.v1.NonResourceAttributes" => &[
+            F { tag: 1, name: "path", ty: T::Str, repeated: false },
+            F { tag: 2, name: "verb", ty: T::Str, repeated: false },
+        ],
+        "api.authorization.v1.NonResourceRule" => &[
+            F { tag: 1, name: "verbs", ty: T::Str, repeated: true },
+            F { tag: 2, name: "nonResourceUrLs", ty: T::Str, repeated: true },
+        ],
+        "api.authorization.v1.ResourceAttributes" => &[
+            F { tag: 1, name: "namespace", ty: T::Str, repeated: false },
+            F { tag: 2, name: "verb", ty: T::Str, repeated: false },
+            F { tag: 3, name: "group", ty: T::Str, repeated: false },
+            F { tag: 4, name: "version", ty: T::Str, repeated: false },
+            F { tag: 5, name: "resource", ty: T::Str, repeated: false },
+            F { tag: 6, name: "subresource", ty: T::Str, repeated: false },
+            F { tag: 7, name: "name", ty: T::Str, repeated: false },
+            F { tag: 8, name: "fieldSelector", ty: T::Msg("api.authorization.v1.FieldSelectorAttributes"), repeated: false },
+            F { tag: 9, name: "labelSelector", ty: T::Msg("api.authorization.v1.LabelSelectorAttributes"), repeated: false },
+        ],
+        "api.authorization.v1.ResourceRule" => &[
+            F { tag: 1, name: "verbs", ty: T::Str, repeated: true },
+            F { tag: 2, name: "apiGroups", ty: T::Str, repeated: true },
+            F { tag: 3, name: "resources", ty: T::Str, repeated: true },
+            F { tag: 4, name: "resourceNames", ty: T::Str, repeated: true },
+        ],
+        "api.authorization.v1.SelfSubjectAccessReview" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.authorization.v1.SelfSubjectAccessReviewSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.authorization.v1.SubjectAccessReviewStatus"), repeated: false },
+        ],
+        "api.authorization.v1.SelfSubjectAccessReviewSpec" => &[
+            F { tag: 1, name: "resourceAttributes", ty: T::Msg("api.authorization.v1.ResourceAttributes"), repeated: false },
+            F { tag: 2, name: "nonResourceAttributes", ty: T::Msg("api.authorization.v1.NonResourceAttributes"), repeated: false },
+        ],
+        "api.authorization.v1.SelfSubjectRulesReview" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.authorization.v1.SelfSubjectRulesReviewSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.authorization.v1.SubjectRulesReviewStatus"), repeated: false },
+        ],
+        "api.authorization.v1.SelfSubjectRulesReviewSpec" => &[
+            F { tag: 1, name: "namespace", ty: T::Str, repeated: false },
+        ],
+        "api.authorization.v1.SubjectAccessReviewStatus" => &[
+            F { tag: 1, name: "allowed", ty: T::Bool, repeated: false },
+            F { tag: 2, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 3, name: "evaluationError", ty: T::Str, repeated: false },
+            F { tag: 4, name: "denied", ty: T::Bool, repeated: false },
+        ],
+        "api.authorization.v1.SubjectRulesReviewStatus" => &[
+            F { tag: 1, name: "resourceRules", ty: T::Msg("api.authorization.v1.ResourceRule"), repeated: true },
+            F { tag: 2, name: "nonResourceRules", ty: T::Msg("api.authorization.v1.NonResourceRule"), repeated: true },
+            F { tag: 3, name: "incomplete", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "evaluationError", ty: T::Str, repeated: false },
         ],
         "api.batch.v1.Job" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
@@ -722,7 +803,7 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.NodeSelector" => &[
             F { tag: 1, name: "nodeSelectorTerms", ty: T::Msg("api.core.v1.NodeSelectorTerm"), repeated: true },
         ],
-        "api.core.v1.NodeSelectorRequirement" | "apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement" => &[
+        "api.core.v1.NodeSelectorRequirement" | "apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement" | "apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement" => &[
             F { tag: 1, name: "key", ty: T::Str, repeated: false },
             F { tag: 2, name: "operator", ty: T::Str, repeated: false },
             F { tag: 3, name: "values", ty: T::Str, repeated: true },

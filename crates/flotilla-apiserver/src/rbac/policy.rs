@@ -255,12 +255,7 @@ impl Policy {
 
     /// Calls `visit` with the rules of every binding that names `user` and covers the scope
     /// of `attrs`, until it returns true.
-    fn visit_rules(
-        &self,
-        user: &UserInfo,
-        attrs: &Attributes,
-        visit: &mut RuleVisitor<'_>,
-    ) {
+    fn visit_rules(&self, user: &UserInfo, attrs: &Attributes, visit: &mut RuleVisitor<'_>) {
         let namespace = match attrs {
             Attributes::Resource(r) => r.namespace.as_deref(),
             Attributes::NonResource { .. } => None,

@@ -193,7 +193,13 @@ fn subresources_names_and_paths_match_like_kube() {
     ]);
     let u = user("u", &[]);
     let v = user("v", &[]);
-    type Case<'a> = (&'a UserInfo, &'a str, &'a str, &'a [(&'a str, &'a str)], bool);
+    type Case<'a> = (
+        &'a UserInfo,
+        &'a str,
+        &'a str,
+        &'a [(&'a str, &'a str)],
+        bool,
+    );
     let cases: [Case; 12] = [
         (&u, "GET", "/apis/g/v1/things/a", &[], true),
         (&u, "GET", "/apis/g/v1/things/a/status", &[], false),
