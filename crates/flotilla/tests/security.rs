@@ -230,6 +230,13 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
         "no"
     );
     assert_eq!(can_i(&hub, &admin, &["*", "*"]), "yes");
+    let (ok, list, err) = kubectl_as(&hub, &viewer, &["auth", "can-i", "--list"]);
+    assert!(ok, "{err}");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("*.*") && l.contains("[get list watch]")),
+        "{list}"
+    );
 
     // An expired certificate from the same CA fails the TLS handshake.
     let expired = write_kubeconfig(
