@@ -1,16 +1,19 @@
 //! `flotilla`: the multi-cluster Kubernetes fleet manager's command line.
 //!
 //! `up` runs the whole system on one machine; `hub` runs the hub alone against a chosen store;
-//! `crds` prints the CustomResourceDefinitions; `bench` measures the store and API paths;
+//! `crds` prints the CustomResourceDefinitions and `controllers` runs the hub's controllers
+//! against any Kubernetes API server serving them; `bench` measures the store and API paths;
 //! `approve` and `status` are user conveniences for staged update runs; `updaterun` and `gate`
 //! for cluster update runs.
 
 mod approve;
 mod bench;
+mod controllers;
 mod fleet_runner;
 mod gate;
 mod hub_clock;
 mod kubeconfig;
+mod leader;
 mod member;
 mod plan;
 mod preview;
@@ -86,6 +89,9 @@ enum Command {
     },
     /// Print Flotilla's CustomResourceDefinitions as YAML (for an existing Kubernetes hub).
     Crds,
+    /// Run the hub's controllers against an existing Kubernetes API server with Flotilla's
+    /// CRDs installed; several instances elect one leader through a Lease.
+    Controllers(controllers::ControllersArgs),
     /// Measure performance against a side-by-side etcd where one is installed.
     Bench {
         #[command(subcommand)]
@@ -132,17 +138,29 @@ fn main() -> Result<()> {
         Command::AutoUpgradeProfile { what } => runtime.block_on(profile::run(what)),
         Command::UpdateRun { what } => runtime.block_on(updaterun::run(what)),
         Command::Gate { what } => runtime.block_on(gate::run(what)),
-        Command::Crds => {
-            for crd in flotilla_api::fleet_crds() {
-                println!("---");
-                print!("{}", serde_saphyr::to_string(&crd)?);
-            }
-            Ok(())
+        Command::Crds => print_crds(),
+        Command::Controllers(args) => {
+            init_tracing(args.log_json);
+            runtime.block_on(controllers::run(args))
         }
         Command::Bench { what } => {
             init_tracing(false);
             runtime.block_on(bench::run(what))
         }
+    }
+}
+
+/// Prints every Flotilla CRD as a YAML document; a closed pipe (`| head`) ends quietly.
+fn print_crds() -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = flotilla_api::fleet_crds().iter().try_for_each(|crd| {
+        let yaml = serde_saphyr::to_string(crd).map_err(std::io::Error::other)?;
+        write!(out, "---\n{yaml}")
+    });
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
     }
 }
 

@@ -15,7 +15,8 @@ use flotilla_sim::fleet::Fleet;
 use flotilla_store::{SharedStorage, SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
 
-use crate::{fleet_runner, kubeconfig, serve, tls};
+use crate::leader::{self, LeaderArgs, LeaseConfig, Term};
+use crate::{controllers, fleet_runner, kubeconfig, serve, tls};
 
 /// Arguments of `flotilla up`.
 #[derive(Debug, Args)]
@@ -59,6 +60,23 @@ pub struct HubArgs {
     /// Log as JSON lines.
     #[arg(long)]
     pub log_json: bool,
+    /// The hub's controllers run on one replica at a time, elected through a Lease.
+    #[command(flatten)]
+    pub leader: LeaderArgs,
+    /// Serve only the core Kubernetes kinds and run no controllers: an empty "Kubernetes"
+    /// for trying `flotilla crds` and `flotilla controllers` (a bring-your-own hub).
+    #[arg(long, hide = true)]
+    pub no_fleet_kinds: bool,
+}
+
+/// Which built-in kinds a hub serves, and how it runs the hub's controllers.
+enum HubMode {
+    /// `flotilla up`: the only process over its store, so the controllers start at once.
+    Standalone,
+    /// `flotilla hub`: the controllers run on whichever replica holds the lease.
+    Elected(LeaseConfig),
+    /// `flotilla hub --no-fleet-kinds`: core kinds only, no controllers.
+    CoreOnly,
 }
 
 /// The simulated members `up` runs, and how they behave.
@@ -96,11 +114,18 @@ pub async fn up(args: UpArgs) -> Result<()> {
         fleet,
         readiness_delay,
     };
-    run_hub(store, &args.data_dir, args.listen, clock, Some(members)).await
+    let mode = HubMode::Standalone;
+    let dir = &args.data_dir;
+    run_hub(store, dir, args.listen, clock, mode, Some(members)).await
 }
 
 /// Runs `flotilla hub`.
 pub async fn hub(args: HubArgs) -> Result<()> {
+    let mode = if args.no_fleet_kinds {
+        HubMode::CoreOnly
+    } else {
+        HubMode::Elected(args.leader.config()?)
+    };
     std::fs::create_dir_all(&args.data_dir)?;
     let store: SharedStorage = match args.store.split_once(':') {
         Some(("sqlite", path)) if !path.is_empty() => open_sqlite(Path::new(path))?,
@@ -118,6 +143,7 @@ pub async fn hub(args: HubArgs) -> Result<()> {
         &args.data_dir,
         args.listen,
         Arc::new(flotilla_apiserver::SystemClock),
+        mode,
         None,
     )
     .await
@@ -167,14 +193,23 @@ async fn run_hub(
     dir: &Path,
     listen: SocketAddr,
     clock: Arc<dyn flotilla_apiserver::Clock>,
+    mode: HubMode,
     fleet: Option<SimulatedFleet>,
 ) -> Result<()> {
     let token = load_or_create_token(dir)?;
     let pki = tls::load_or_create(dir, Some(listen.ip()))?;
+    let kinds = matches!(mode, HubMode::CoreOnly).then(|| {
+        let core = flotilla_api::core_crds()
+            .into_iter()
+            .filter_map(|crd| serde_json::to_value(crd).ok())
+            .collect();
+        Arc::new(flotilla_apiserver::registry::Registry::new(core))
+    });
     let options = HubOptions {
         server: ServerConfig::default(),
         clock: clock.clone(),
         security: Some(security_options(dir, &token)?),
+        kinds,
         ..HubOptions::default()
     };
     let hub = Hub::start(store, options)
@@ -182,18 +217,10 @@ async fn run_hub(
         .map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
     let hub = Arc::new(hub);
     let hub_client = hub.client();
-    let membership = tokio::spawn(flotilla_member::membership::run(
-        hub_client.clone(),
-        clock.clone(),
-    ));
-    let placement = tokio::spawn(flotilla_placement::controller::run(
-        hub_client.clone(),
-        clock.clone(),
-    ));
-    let updates = tokio::spawn(flotilla_updates::controller::run(
-        hub_client.clone(),
-        clock.clone(),
-    ));
+    let (stop_controllers, stopping) = tokio::sync::oneshot::channel::<()>();
+    let mut controllers = tokio::spawn(run_controllers(mode, hub.clone(), clock.clone(), async {
+        let _ = stopping.await;
+    }));
     let member_apis = MemberApis::default();
     let app = with_member_proxy(hub.router(), hub.security().cloned(), member_apis.clone());
     let listener = TcpListener::bind(listen)
@@ -246,19 +273,63 @@ async fn run_hub(
             None => std::future::pending().await,
         }
     };
+    let mut controllers_ended = false;
     let result = tokio::select! {
         r = serve::serve_tls(listener, tls_config, app) => r,
         r = members => r,
+        r = &mut controllers => {
+            controllers_ended = true;
+            r.context("the controllers panicked").and_then(|r| r)
+        }
         _ = shutdown_signal() => {
             eprintln!("shutting down");
             Ok(())
         }
     };
-    membership.abort();
-    placement.abort();
-    updates.abort();
+    // Stop the controllers (and release their lease) before the hub goes away.
+    let _ = stop_controllers.send(());
+    if !controllers_ended {
+        let _ = controllers.await;
+    }
     drop(hub);
     result
+}
+
+/// Runs the hub's controllers as `mode` says, in-process against `hub`, until `shutdown`;
+/// then stops them (releasing their lease when elected).
+async fn run_controllers(
+    mode: HubMode,
+    hub: Arc<Hub>,
+    clock: Arc<dyn flotilla_apiserver::Clock>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<()> {
+    let mut start = {
+        let hub = hub.clone();
+        move || -> Result<_> { Ok(controllers::spawn(hub.client(), clock.clone())) }
+    };
+    match mode {
+        HubMode::CoreOnly => {
+            shutdown.await;
+            Ok(())
+        }
+        HubMode::Elected(config) => {
+            leader::controllers_election(hub.client(), config)
+                .run(start, shutdown)
+                .await
+        }
+        HubMode::Standalone => {
+            let mut term = Term::start(&mut start)?;
+            let ended = tokio::select! {
+                () = term.ended() => true,
+                () = shutdown => false,
+            };
+            term.stop().await;
+            if ended {
+                bail!("a controller task ended on its own");
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

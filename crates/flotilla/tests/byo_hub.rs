@@ -1,0 +1,460 @@
+//! Bring your own hub: Flotilla's controllers against an API server that serves only the core
+//! Kubernetes kinds until `flotilla crds | kubectl apply -f -` installs Flotilla's, with real
+//! processes and the real kubectl.
+//!
+//! The "foreign" API server is `flotilla hub --no-fleet-kinds` (the generic engine with the
+//! core kinds only, running no controllers): Flotilla's kinds reach it as user CRDs, exactly as
+//! they would reach a kube-apiserver, and `flotilla controllers --kubeconfig` drives them over
+//! HTTPS. Several `flotilla controllers` elect one leader through the Lease
+//! `fleet-system/flotilla-controllers`.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::eventually;
+use serde_json::Value;
+
+/// A `flotilla hub` process on a free port.
+struct CoreHub {
+    child: Child,
+    dir: tempfile::TempDir,
+    cache: tempfile::TempDir,
+}
+
+impl CoreHub {
+    /// `flotilla hub --store memory: --no-fleet-kinds`: core kinds only, no controllers.
+    fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Self::start_in(dir, &["--store", "memory:", "--no-fleet-kinds"])
+    }
+
+    /// `flotilla hub ARGS` with `dir` as its data directory.
+    fn start_in(dir: tempfile::TempDir, args: &[&str]) -> Self {
+        let cache = tempfile::tempdir().expect("tempdir");
+        let _ = std::fs::remove_file(dir.path().join("kubeconfig"));
+        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("hub")
+            .args(args)
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn flotilla hub");
+        let mut hub = Self { child, dir, cache };
+        eventually("the hub's kubeconfig", 60, || {
+            if let Ok(Some(status)) = hub.child.try_wait() {
+                panic!("flotilla hub exited early: {status}");
+            }
+            hub.kubeconfig().exists().then_some(())
+        });
+        eventually("the hub ready", 30, || {
+            hub.kubectl(&["get", "--raw", "/readyz"])
+                .status
+                .success()
+                .then_some(())
+        });
+        hub
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    fn kubectl_with(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = Command::new("kubectl")
+            .env("KUBECONFIG", self.kubeconfig())
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl");
+        let mut input = child.stdin.take().expect("stdin");
+        input.write_all(stdin.as_bytes()).expect("write stdin");
+        drop(input);
+        child.wait_with_output().expect("kubectl output")
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_with(args, "")
+    }
+
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn apply(&self, yaml: &str) {
+        let out = self.kubectl_with(&["apply", "-f", "-"], yaml);
+        assert!(
+            out.status.success(),
+            "kubectl apply failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `kubectl get ARGS -o json`, or `None` when it fails.
+    fn get(&self, args: &[&str]) -> Option<Value> {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend(["-o", "json"]);
+        let out = self.kubectl(&all);
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).expect("kubectl prints JSON"))
+    }
+
+    /// `flotilla crds | kubectl apply -f -`, then waits until the kinds are served.
+    fn install_crds(&self) {
+        let crds = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("crds")
+            .output()
+            .expect("flotilla crds");
+        assert!(crds.status.success(), "flotilla crds failed");
+        let out = self.kubectl_with(
+            &["apply", "-f", "-"],
+            std::str::from_utf8(&crds.stdout).expect("YAML"),
+        );
+        assert!(
+            out.status.success(),
+            "applying `flotilla crds` failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let applied = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            applied.matches(" created").count(),
+            crds.stdout
+                .split(|b| *b == b'\n')
+                .filter(|l| l.starts_with(b"kind: CustomResourceDefinition"))
+                .count(),
+            "every CRD created:\n{applied}"
+        );
+        eventually("the fleet kinds served", 30, || {
+            self.kubectl(&["get", "memberclusters"])
+                .status
+                .success()
+                .then_some(())
+        });
+    }
+
+    /// The holder of the controllers' lease and its transitions.
+    fn lease(&self) -> Option<(String, i64)> {
+        let lease = self.get(&["lease", "-n", "fleet-system", "flotilla-controllers"])?;
+        let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default();
+        let transitions = lease["spec"]["leaseTransitions"].as_i64().unwrap_or(0);
+        Some((holder.to_string(), transitions))
+    }
+}
+
+/// SIGTERMs `child` and returns its exit status.
+fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+    child.wait().expect("wait")
+}
+
+impl Drop for CoreHub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `flotilla controllers --log-json` process and the log lines it has written.
+struct Controllers {
+    child: Child,
+    lines: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Controllers {
+    /// Starts `flotilla controllers --kubeconfig` against `hub` with leader election flags.
+    fn start(hub: &CoreHub, lease: &str, renew: &str, retry: &str) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args(["controllers", "--log-json", "--kubeconfig"])
+            .arg(hub.kubeconfig())
+            .args(["--lease-duration", lease, "--renew-deadline", renew])
+            .args(["--retry-period", retry])
+            .env("RUST_LOG", "info")
+            .env_remove("KUBECONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn flotilla controllers");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().expect("stderr");
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Ok(event) = serde_json::from_str::<Value>(&line) {
+                    sink.lock().unwrap().push(event);
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// The messages logged so far.
+    fn messages(&self) -> Vec<String> {
+        let lines = self.lines.lock().unwrap();
+        lines
+            .iter()
+            .filter_map(|l| l["fields"]["message"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// The identity it competes as (from its first log line).
+    fn identity(&self) -> String {
+        eventually("the candidate's identity logged", 30, || {
+            let lines = self.lines.lock().unwrap();
+            lines
+                .iter()
+                .find_map(|l| l["fields"]["identity"].as_str().map(str::to_string))
+        })
+    }
+
+    fn logged(&self, message: &str) -> bool {
+        self.messages().iter().any(|m| m.contains(message))
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Controllers {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+const MEMBER: &str = r#"
+apiVersion: cluster.kubernetes-fleet.io/v1beta1
+kind: MemberCluster
+metadata:
+  name: alpha
+  labels: {environment: staging}
+spec:
+  identity: {kind: ServiceAccount, name: fleet-member-agent-alpha, namespace: fleet-system}
+"#;
+
+const PLACEMENT: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: app}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: app
+spec:
+  resourceSelectors:
+    - {group: "", kind: Namespace, version: v1, name: app}
+  policy:
+    placementType: PickAll
+"#;
+
+/// The status of condition `type_` of `kubectl get TARGET`, once observed for the object's
+/// current generation.
+fn condition(hub: &CoreHub, target: &[&str], type_: &str) -> Option<String> {
+    let object = hub.get(target)?;
+    let generation = object["metadata"]["generation"].as_i64();
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_ && c["observedGeneration"].as_i64() == generation)
+        .and_then(|c| c["status"].as_str().map(str::to_string))
+}
+
+/// Waits until member `name` is ReadyToJoin with its namespace and InternalMemberCluster.
+fn wait_member_ready(hub: &CoreHub, name: &str) {
+    eventually(&format!("{name} ReadyToJoin"), 60, || {
+        (condition(hub, &["membercluster", name], "ReadyToJoin").as_deref() == Some("True"))
+            .then_some(())
+    });
+    let namespace = format!("fleet-member-{name}");
+    assert!(
+        hub.get(&["namespace", &namespace]).is_some(),
+        "{namespace} created"
+    );
+    assert!(
+        hub.get(&["internalmembercluster", name, "-n", &namespace])
+            .is_some(),
+        "InternalMemberCluster {namespace}/{name} created"
+    );
+}
+
+#[test]
+fn controllers_work_through_crds_on_a_plain_api_server() {
+    let hub = CoreHub::start();
+    // Before: a plain API server that knows nothing of the fleet.
+    let resources = hub.kubectl_ok(&["api-resources"]);
+    assert!(resources.contains("leases"), "{resources}");
+    assert!(!resources.contains("memberclusters"), "{resources}");
+    assert!(!hub.kubectl(&["get", "memberclusters"]).status.success());
+
+    hub.install_crds();
+    let resources = hub.kubectl_ok(&["api-resources", "--api-group=placement.kubernetes-fleet.io"]);
+    for plural in [
+        "clusterresourceplacements",
+        "clusterschedulingpolicysnapshots",
+        "clusterresourcebindings",
+        "works",
+    ] {
+        assert!(resources.contains(plural), "{plural} served:\n{resources}");
+    }
+    let resources = hub.kubectl_ok(&["api-resources", "--api-group=cluster.kubernetes-fleet.io"]);
+    assert!(resources.contains("memberclusters"), "{resources}");
+    assert!(
+        hub.kubectl_ok(&["get", "memberclusters"]).is_empty(),
+        "no members yet"
+    );
+
+    let controllers = Controllers::start(&hub, "15s", "10s", "2s");
+    let me = controllers.identity();
+    eventually("the controllers leading", 30, || {
+        (hub.lease()?.0 == me).then_some(())
+    });
+
+    // Membership: the member's namespace, InternalMemberCluster and conditions.
+    hub.apply(MEMBER);
+    wait_member_ready(&hub, "alpha");
+    assert_eq!(
+        condition(&hub, &["membercluster", "alpha"], "Joined").as_deref(),
+        Some("Unknown"),
+        "no agent has reported"
+    );
+
+    // Placement: the policy snapshot and the placement's conditions.
+    hub.apply(PLACEMENT);
+    eventually("the CRP scheduled", 60, || {
+        (condition(&hub, &["crp", "app"], "ClusterResourcePlacementScheduled").as_deref()
+            == Some("True"))
+        .then_some(())
+    });
+    let snapshot = hub
+        .get(&["clusterschedulingpolicysnapshot", "app-0"])
+        .expect("policy snapshot app-0");
+    assert_eq!(
+        snapshot["metadata"]["labels"]["kubernetes-fleet.io/is-latest-snapshot"],
+        "true"
+    );
+    let crp = hub.get(&["crp", "app"]).expect("crp");
+    assert_eq!(
+        crp["status"]["selectedResources"][0]["name"], "app",
+        "{crp}"
+    );
+
+    // Cluster updates: a run naming a strategy that does not exist is told so in its status.
+    hub.apply(
+        &std::fs::read_to_string(common::examples_dir().join("updates/update-run.yaml"))
+            .expect("example run"),
+    );
+    eventually("the update run's error", 60, || {
+        let run = hub.get(&["updaterun", "upgrade-1-32"])?;
+        (run["status"]["error"]["code"] == "InvalidStrategy").then_some(())
+    });
+}
+
+#[test]
+fn controllers_elect_one_leader_and_fail_over() {
+    let hub = CoreHub::start();
+    hub.install_crds();
+    // A leads (4 s leases); B stands by.
+    let mut a = Controllers::start(&hub, "4", "3s", "500ms");
+    let a_id = a.identity();
+    eventually("A leading", 30, || (hub.lease()?.0 == a_id).then_some(()));
+    // B writes 30 s leases once it leads, so only a release hands its lease over quickly.
+    let mut b = Controllers::start(&hub, "30s", "3s", "500ms");
+    let b_id = b.identity();
+    eventually("B standing by", 30, || {
+        b.logged("another replica leads").then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let (holder, transitions) = hub.lease().expect("lease");
+    assert_eq!(holder, a_id, "one leader, still A");
+    assert!(!b.logged("acquired leadership"), "{:?}", b.messages());
+
+    // Killed without a chance to release, A's lease moves to B once it expires.
+    a.kill();
+    let killed = Instant::now();
+    eventually("B leading", 30, || (hub.lease()?.0 == b_id).then_some(()));
+    let took = killed.elapsed();
+    assert!(
+        took < Duration::from_secs(4 + 2),
+        "B took over {took:?} after A died (lease 4 s)"
+    );
+    assert_eq!(hub.lease().expect("lease").1, transitions + 1);
+    // B's controllers work.
+    hub.apply(MEMBER);
+    wait_member_ready(&hub, "alpha");
+
+    // A clean stop releases the lease: C takes over at once, not 30 s later.
+    let c = Controllers::start(&hub, "4", "3s", "500ms");
+    let c_id = c.identity();
+    eventually("C standing by", 30, || {
+        c.logged("another replica leads").then_some(())
+    });
+    let stopped = Instant::now();
+    let status = terminate(&mut b.child);
+    assert!(status.success(), "B exits cleanly: {status}");
+    eventually("B's release logged", 10, || {
+        b.logged("released the lease").then_some(())
+    });
+    eventually("C leading", 30, || (hub.lease()?.0 == c_id).then_some(()));
+    let took = stopped.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "C took over {took:?} after B stopped (its lease: 30 s)"
+    );
+    assert_eq!(hub.lease().expect("lease").1, transitions + 2);
+}
+
+#[test]
+fn hub_runs_its_controllers_under_the_lease_and_releases_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = format!("sqlite:{}", dir.path().join("store.db").display());
+    let mut hub = CoreHub::start_in(dir, &["--store", &store]);
+    let (first, transitions) = eventually("the hub's controllers leading", 30, || {
+        hub.lease().filter(|(holder, _)| !holder.is_empty())
+    });
+    assert_eq!(transitions, 0);
+    hub.apply(MEMBER);
+    wait_member_ready(&hub, "alpha");
+
+    // A clean stop releases the lease (15 s by default): a new replica over the same store
+    // takes it over at once.
+    let stopped = Instant::now();
+    let status = terminate(&mut hub.child);
+    assert!(status.success(), "the hub exits cleanly: {status}");
+    let dir = std::mem::replace(&mut hub.dir, tempfile::tempdir().expect("tempdir"));
+    drop(hub);
+    let hub = CoreHub::start_in(dir, &["--store", &store]);
+    let (second, transitions) = eventually("the new replica leading", 30, || {
+        hub.lease().filter(|(holder, _)| !holder.is_empty())
+    });
+    assert_ne!(first, second);
+    assert_eq!(transitions, 1);
+    assert!(
+        stopped.elapsed() < Duration::from_secs(10),
+        "took over {:?} after the stop",
+        stopped.elapsed()
+    );
+}
