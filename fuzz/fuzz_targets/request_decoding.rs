@@ -84,14 +84,34 @@ fuzz_target!(|data: &[u8]| {
     }
     let collection = RESOURCES[*resource as usize % RESOURCES.len()];
     let (method, path, ctype) = match op % 6 {
-        0 => ("POST", collection.to_string(), CONTENT_TYPES[*content_type as usize % CONTENT_TYPES.len()]),
-        1 => ("PUT", format!("{collection}/x"), CONTENT_TYPES[*content_type as usize % CONTENT_TYPES.len()]),
-        2 => ("PATCH", format!("{collection}/x"), PATCHES[*content_type as usize % PATCHES.len()]),
-        3 => ("PATCH", format!("{collection}/x/status"), PATCHES[*content_type as usize % PATCHES.len()]),
+        0 => (
+            "POST",
+            collection.to_string(),
+            CONTENT_TYPES[*content_type as usize % CONTENT_TYPES.len()],
+        ),
+        1 => (
+            "PUT",
+            format!("{collection}/x"),
+            CONTENT_TYPES[*content_type as usize % CONTENT_TYPES.len()],
+        ),
+        2 => (
+            "PATCH",
+            format!("{collection}/x"),
+            PATCHES[*content_type as usize % PATCHES.len()],
+        ),
+        3 => (
+            "PATCH",
+            format!("{collection}/x/status"),
+            PATCHES[*content_type as usize % PATCHES.len()],
+        ),
         4 => ("GET", collection.to_string(), ""),
         _ => ("DELETE", collection.to_string(), "application/json"),
     };
-    let uri = if query.is_empty() { path } else { format!("{path}?{query}") };
+    let uri = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
     let Ok(request) = http::Request::builder()
         .method(method)
         .uri(&uri)
@@ -104,14 +124,29 @@ fuzz_target!(|data: &[u8]| {
     let (code, bytes) = w.runtime.block_on(async {
         let response = w.router.clone().oneshot(request).await.expect("infallible");
         let code = response.status().as_u16();
-        (code, response.into_body().collect().await.expect("body").to_bytes())
+        (
+            code,
+            response
+                .into_body()
+                .collect()
+                .await
+                .expect("body")
+                .to_bytes(),
+        )
     });
-    assert!(code < 500, "{method} {uri} answered {code}: {}", String::from_utf8_lossy(&bytes));
+    assert!(
+        code < 500,
+        "{method} {uri} answered {code}: {}",
+        String::from_utf8_lossy(&bytes)
+    );
     if code >= 400 {
         let status: serde_json::Value = serde_json::from_slice(&bytes)
             .unwrap_or_else(|e| panic!("{method} {uri}: {code} body is not JSON ({e})"));
         assert_eq!(status["kind"], "Status", "{status}");
         assert_eq!(status["code"], code, "{status}");
-        assert!(status["message"].as_str().is_some_and(|m| !m.is_empty()), "{status}");
+        assert!(
+            status["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{status}"
+        );
     }
 });
