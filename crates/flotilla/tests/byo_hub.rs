@@ -10,13 +10,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::eventually;
+use common::logged::LoggedChild;
 use serde_json::Value;
 
 /// A `flotilla hub` process on a free port.
@@ -178,70 +178,20 @@ impl Drop for CoreHub {
 }
 
 /// A `flotilla controllers --log-json` process and the log lines it has written.
-struct Controllers {
-    child: Child,
-    lines: Arc<Mutex<Vec<Value>>>,
-}
+struct Controllers;
 
 impl Controllers {
     /// Starts `flotilla controllers --kubeconfig` against `hub` with leader election flags.
-    fn start(hub: &CoreHub, lease: &str, renew: &str, retry: &str) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+    fn start(hub: &CoreHub, lease: &str, renew: &str, retry: &str) -> LoggedChild {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+        command
             .args(["controllers", "--log-json", "--kubeconfig"])
             .arg(hub.kubeconfig())
             .args(["--lease-duration", lease, "--renew-deadline", renew])
             .args(["--retry-period", retry])
             .env("RUST_LOG", "info")
-            .env_remove("KUBECONFIG")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn flotilla controllers");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let stderr = child.stderr.take().expect("stderr");
-        let sink = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Ok(event) = serde_json::from_str::<Value>(&line) {
-                    sink.lock().unwrap().push(event);
-                }
-            }
-        });
-        Self { child, lines }
-    }
-
-    /// The messages logged so far.
-    fn messages(&self) -> Vec<String> {
-        let lines = self.lines.lock().unwrap();
-        lines
-            .iter()
-            .filter_map(|l| l["fields"]["message"].as_str().map(str::to_string))
-            .collect()
-    }
-
-    /// The identity it competes as (from its first log line).
-    fn identity(&self) -> String {
-        eventually("the candidate's identity logged", 30, || {
-            let lines = self.lines.lock().unwrap();
-            lines
-                .iter()
-                .find_map(|l| l["fields"]["identity"].as_str().map(str::to_string))
-        })
-    }
-
-    fn logged(&self, message: &str) -> bool {
-        self.messages().iter().any(|m| m.contains(message))
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Controllers {
-    fn drop(&mut self) {
-        self.kill();
+            .env_remove("KUBECONFIG");
+        LoggedChild::spawn(command)
     }
 }
 
