@@ -232,13 +232,15 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
             refused.error.message.clone(),
         ),
     };
-    security.audit(&AuditEntry {
-        time: &rfc3339(state.engine.clock.now()),
-        user: user.as_deref(),
-        attributes: &attrs,
-        code: response.status().as_u16(),
-        reason: &reason,
-    });
+    if attrs.is_mutating() {
+        security.audit(&AuditEntry {
+            time: &rfc3339(state.engine.clock.now()),
+            user: user.as_deref(),
+            attributes: &attrs,
+            code: response.status().as_u16(),
+            reason: &reason,
+        });
+    }
     response
 }
 

@@ -130,11 +130,9 @@ impl Security {
         })
     }
 
-    /// Records a finished request in the audit log when it was mutating.
+    /// Records a finished mutating request in the audit log (callers skip reads).
     pub fn audit(&self, entry: &AuditEntry<'_>) {
-        if let Some(log) = &self.audit
-            && entry.attributes.is_mutating()
-        {
+        if let Some(log) = &self.audit {
             log.record(entry);
         }
     }
