@@ -1,4 +1,4 @@
-//! Behaviour of every [`Storage`] operation and error, run against both backends.
+//! Behaviour of every [`Storage`] operation and error, run against every backend.
 //!
 //! Each case takes a fixture factory (buffer size → fixture); `backend_suite!` at the bottom
 //! instantiates every case once per backend.
@@ -655,6 +655,16 @@ macro_rules! backend_suite {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     super::$case(crate::common::Fixture::sqlite).await;
+                }
+            )*
+        }
+
+        /// Every case against [`flotilla_store::EtcdStore`] on the binary's shared etcd.
+        mod etcd {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(crate::common::Fixture::etcd).await;
                 }
             )*
         }
