@@ -6,26 +6,24 @@
 //!   or below it), so lists can be served at any retained revision;
 //! - the event ring: every event with a revision above the compaction point, in revision order,
 //!   so watches can replay history;
-//! - the watcher registry (see [`watch`]).
+//! - the watcher registry (see [`crate::watchers`]).
 //!
 //! Writes are split in two steps so the SQLite backend can make them durable in between:
 //! [`Engine::plan`] checks compare-and-swap conditions and assigns revisions without changing
 //! anything, and [`Engine::apply`] installs the planned events and publishes them to watchers.
 //! The memory backend does both under one lock with [`Engine::write`].
 
-mod watch;
-
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Bound;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
 use bytes::Bytes;
 
+use crate::watchers::{self, History, Registry};
 use crate::{
     Event, EventKind, KeyValue, ListRequest, ListResult, Revision, StoreError, StoreResult,
     WatchStream,
 };
-use watch::Registry;
 
 /// Default capacity of each watcher's live-event channel.
 pub(crate) const DEFAULT_WATCH_BUFFER: usize = 100_000;
@@ -295,7 +293,7 @@ impl Engine {
     pub(crate) fn watch(self: &Arc<Self>, prefix: &str, after: Revision) -> WatchStream {
         let mut state = self.write_state();
         if after < state.compacted {
-            return watch::failed(StoreError::Compacted {
+            return watchers::failed(StoreError::Compacted {
                 requested: after,
                 compacted: state.compacted,
             });
@@ -306,27 +304,44 @@ impl Engine {
         let replay = state
             .ring
             .range(start..)
-            .filter(|event| watch::matches(prefix, &event.kv.key))
+            .filter(|event| watchers::matches(prefix, &event.kv.key))
             .cloned()
             .collect();
-        watch::subscribe(
-            self,
-            &mut state.watchers,
-            prefix,
+        let subscription = state.watchers.subscribe(prefix, after, self.watch_buffer);
+        let registration = Registration {
+            engine: Arc::downgrade(self),
+            prefix: prefix.to_owned(),
+            id: subscription.id,
+        };
+        watchers::stream(
+            subscription,
             after,
-            replay,
-            self.watch_buffer,
+            History::Replay(replay),
+            Box::new(registration),
         )
-    }
-
-    /// Removes a watcher from the registry (called when its stream is dropped).
-    fn unregister(&self, prefix: &str, id: u64) {
-        self.write_state().watchers.unregister(prefix, id);
     }
 
     /// How many watchers are registered.
     pub(crate) fn watcher_count(&self) -> usize {
         self.read_state().watchers.len()
+    }
+}
+
+/// Removes a watcher from its engine's registry when dropped.
+struct Registration {
+    engine: Weak<Engine>,
+    prefix: String,
+    id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(engine) = self.engine.upgrade() {
+            engine
+                .write_state()
+                .watchers
+                .unregister(&self.prefix, self.id);
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! Every write gets the next value of one global revision counter, which the API server exposes
 //! as `resourceVersion`. Reads can be made at any retained revision, writes are compare-and-swap
 //! on a key's latest modification revision, and watches replay history from a revision and then
-//! follow live writes. Backends: [`MemoryStore`] (tests, simulated member clusters) and
-//! [`SqliteStore`] (the durable embedded default).
+//! follow live writes. Backends: [`MemoryStore`] (tests, simulated member clusters),
+//! [`SqliteStore`] (the durable embedded default) and [`EtcdStore`] (several hub replicas
+//! sharing one etcd cluster).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -15,9 +16,12 @@ use futures::future::BoxFuture;
 
 mod backend;
 mod engine;
+pub mod etcd;
 mod memory;
 mod sqlite;
+mod watchers;
 
+pub use etcd::{EtcdOptions, EtcdStore};
 pub use memory::MemoryStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 

@@ -48,7 +48,8 @@ pub struct UpArgs {
 /// Arguments of `flotilla hub`.
 #[derive(Debug, Args)]
 pub struct HubArgs {
-    /// `sqlite:PATH` (embedded, durable) or `memory:` (ephemeral).
+    /// `sqlite:PATH` (embedded, durable), `etcd:URL[,URL…]` (an etcd cluster several hub
+    /// replicas share; give every member's client URL) or `memory:` (ephemeral).
     #[arg(long)]
     pub store: String,
     /// Directory for certificates, token and kubeconfig.
@@ -130,11 +131,9 @@ pub async fn hub(args: HubArgs) -> Result<()> {
     let store: SharedStorage = match args.store.split_once(':') {
         Some(("sqlite", path)) if !path.is_empty() => open_sqlite(Path::new(path))?,
         Some(("memory", _)) => Arc::new(flotilla_store::MemoryStore::new()),
-        Some(("etcd", _)) => {
-            bail!("the etcd store backend is not available in this build; use sqlite:PATH")
-        }
+        Some(("etcd", urls)) if !urls.is_empty() => open_etcd(urls).await?,
         _ => bail!(
-            "--store must be sqlite:PATH or memory: (got {:?})",
+            "--store must be sqlite:PATH, etcd:URL[,URL…] or memory: (got {:?})",
             args.store
         ),
     };
@@ -147,6 +146,33 @@ pub async fn hub(args: HubArgs) -> Result<()> {
         None,
     )
     .await
+}
+
+/// Key prefix of a hub's objects in etcd (replicas of one hub share it).
+const ETCD_PREFIX: &str = "/flotilla/";
+
+/// Connects to the etcd cluster at comma-separated client URLs (`http://` when no scheme).
+async fn open_etcd(urls: &str) -> Result<SharedStorage> {
+    let endpoints: Vec<String> = urls
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(|u| {
+            if u.contains("://") {
+                u.to_string()
+            } else {
+                format!("http://{u}")
+            }
+        })
+        .collect();
+    let options = flotilla_store::EtcdOptions {
+        prefix: ETCD_PREFIX.to_string(),
+        ..flotilla_store::EtcdOptions::new(endpoints.clone())
+    };
+    let store = flotilla_store::EtcdStore::connect(options)
+        .await
+        .map_err(|e| anyhow::anyhow!("connecting to etcd at {}: {e}", endpoints.join(",")))?;
+    Ok(Arc::new(store))
 }
 
 fn open_sqlite(path: &Path) -> Result<SharedStorage> {

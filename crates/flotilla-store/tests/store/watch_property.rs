@@ -9,10 +9,12 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_store::{Event, EventKind, KeyValue, Revision, Storage, StoreError};
+use flotilla_store::{EtcdOptions, Event, EventKind, KeyValue, Revision, Storage, StoreError};
 use proptest::prelude::*;
 
-use crate::common::{Fixture, assert_idle, bytes, list_all, next, take_events};
+use crate::common::{
+    Fixture, assert_idle, bytes, list_all, next, shared_etcd_options, take_events,
+};
 
 const KEYS: [&str; 7] = [
     "/registry/a/x/k0",
@@ -304,5 +306,35 @@ proptest! {
     #[test]
     fn sqlite_watches_match_the_model(steps in prop::collection::vec(step(), 1..60)) {
         block_on(check(Fixture::sqlite(100_000), steps));
+    }
+}
+
+proptest! {
+    // Every case runs on the binary's shared etcd, one test at a time, and every write is an
+    // fsynced raft round trip, so fewer cases.
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The property against the etcd backend.
+    #[test]
+    fn etcd_watches_match_the_model(steps in prop::collection::vec(step(), 1..60)) {
+        block_on(check(Fixture::etcd(100_000), steps));
+    }
+}
+
+proptest! {
+    // Without an event cache every watch that starts in the past reads its history from etcd,
+    // which starts serving it up to 100 ms later: few cases, short histories.
+    #![proptest_config(ProptestConfig::with_cases(4))]
+
+    /// The property against the etcd backend with watch history read from etcd.
+    #[test]
+    fn etcd_watches_from_etcd_history_match_the_model(
+        steps in prop::collection::vec(step(), 1..12)
+    ) {
+        let options = EtcdOptions {
+            event_cache: 0,
+            ..shared_etcd_options()
+        };
+        block_on(check(Fixture::etcd_with(options), steps));
     }
 }

@@ -116,7 +116,7 @@ async fn measure(what: &BenchCommand) -> Result<Report> {
         BenchCommand::Api(args) => ("api", args),
     };
     let plan = Plan::new(args)?;
-    let etcd = match (plan.etcd, Etcd::locate()) {
+    let etcd = match (plan.etcd, etcd::locate()) {
         (false, _) => {
             println!("etcd: not run (--no-etcd); absolute figures only");
             None
