@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
+use flotilla_store::SharedStorage;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{ObjectMeta, PostParams};
@@ -27,10 +28,10 @@ const CREATE_TARGET_RATIO: f64 = 1.0;
 /// Median latency a full list may take, in milliseconds.
 const LIST_TARGET_MS: f64 = 100.0;
 
-/// Starts the HTTPS hub in `dir` and creates the benchmark's namespaces, with
+/// Starts the HTTPS hub over `store` (its PKI in `dir`) and creates the benchmark's namespaces, with
 /// `plan.list_objects` ConfigMaps in the listed one (in process: setup is not measured).
-pub async fn prepare(plan: &Plan, dir: &Path) -> Result<HttpsHub> {
-    let hub = HttpsHub::start(dir).await?;
+pub async fn prepare(plan: &Plan, dir: &Path, store: SharedStorage) -> Result<HttpsHub> {
+    let hub = HttpsHub::start(dir, store).await?;
     let client = hub.hub().client();
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for name in [CREATE_NS, LIST_NS] {

@@ -56,9 +56,8 @@ impl H2Client {
 }
 
 impl HttpsHub {
-    /// Starts a hub over a new SQLite store in `dir` (which also receives its PKI).
-    pub async fn start(dir: &Path) -> Result<HttpsHub> {
-        let store = super::store::open(dir.join("store.db")).await?;
+    /// Starts a hub over `store`, with its PKI in `dir`.
+    pub async fn start(dir: &Path, store: flotilla_store::SharedStorage) -> Result<HttpsHub> {
         let token = format!("{:032x}", rand::random::<u128>());
         let options = HubOptions {
             security: Some(SecurityOptions {
@@ -72,7 +71,7 @@ impl HttpsHub {
             }),
             ..HubOptions::default()
         };
-        let hub = Hub::start(Arc::new(store), options)
+        let hub = Hub::start(store, options)
             .await
             .map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;

@@ -13,6 +13,7 @@ mod store;
 mod table;
 mod watch;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -48,10 +49,23 @@ pub struct BenchArgs {
     /// Do not run etcd side by side even if it is installed.
     #[arg(long)]
     pub no_etcd: bool,
+    /// The store behind the benchmarked hub (`api` only): the embedded SQLite store, or the
+    /// etcd run side by side (the hub's keys under their own prefix).
+    #[arg(long, value_enum, default_value_t = HubStore::Sqlite)]
+    pub hub_store: HubStore,
     /// Client connections the etcd writers are spread over (gRPC multiplexes them; on the
     /// reference machine one connection gave etcd its best throughput).
     #[arg(long, default_value_t = 1)]
     pub etcd_connections: usize,
+}
+
+/// Which store the benchmarked hub runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HubStore {
+    /// The embedded, durable SQLite store (`flotilla up`'s).
+    Sqlite,
+    /// The side-by-side etcd (`flotilla hub --store etcd:…`'s).
+    Etcd,
 }
 
 /// The parameters of a benchmark, resolved from [`BenchArgs`].
@@ -137,11 +151,29 @@ async fn measure(what: &BenchCommand) -> Result<Report> {
     println!("flotilla data in {}", dir.path().display());
     let hub = match what {
         BenchCommand::Store(_) => None,
-        BenchCommand::Api(_) => {
-            let hub = api::prepare(&plan, dir.path()).await?;
+        BenchCommand::Api(args) => {
+            let store: flotilla_store::SharedStorage = match (args.hub_store, &etcd) {
+                (HubStore::Sqlite, _) => Arc::new(store::open(dir.path().join("store.db")).await?),
+                (HubStore::Etcd, Some(etcd)) => {
+                    let options = flotilla_store::EtcdOptions {
+                        prefix: "/bench-hub/".into(),
+                        ..flotilla_store::EtcdOptions::new([etcd.endpoint()])
+                    };
+                    Arc::new(
+                        flotilla_store::EtcdStore::connect(options)
+                            .await
+                            .map_err(|e| anyhow::anyhow!("connecting the hub to etcd: {e}"))?,
+                    )
+                }
+                (HubStore::Etcd, None) => {
+                    bail!("--hub-store etcd needs etcd (installed, without --no-etcd)")
+                }
+            };
+            let hub = api::prepare(&plan, dir.path(), store).await?;
             println!(
-                "hub: serving HTTPS on {}, {} ConfigMaps to list",
+                "hub: serving HTTPS on {} over {:?}, {} ConfigMaps to list",
                 hub.address(),
+                args.hub_store,
                 plan.list_objects
             );
             Some(hub)
@@ -181,6 +213,7 @@ mod tests {
             quick: true,
             no_etcd: true,
             etcd_connections: 1,
+            hub_store: HubStore::Sqlite,
         }
     }
 
