@@ -214,12 +214,7 @@ async fn empty_collection(
 
 /// Runs the CRD-cleanup controller forever.
 pub async fn run_crd_cleanup(engine: Engine) {
-    let Some(info) =
-        engine
-            .registry
-            .snapshot()
-            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    else {
+    let Some(info) = crate::hooks::crd_info(&engine) else {
         return;
     };
     let prefix = info.prefix();

@@ -177,11 +177,18 @@ pub fn before_final_delete(engine: &Engine, info: &ResourceInfo, obj: &Value) {
     }
 }
 
+/// The CustomResourceDefinition resource, when the engine serves it.
+pub fn crd_info(engine: &Engine) -> Option<std::sync::Arc<ResourceInfo>> {
+    engine
+        .registry
+        .snapshot()
+        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+}
+
 /// Re-reads every stored CRD and swaps the registry snapshot, so a created CRD is served (and
 /// a deleted one withdrawn) as soon as the write is acknowledged.
 pub async fn refresh_registry(engine: &Engine) {
-    let snap = engine.registry.snapshot();
-    let Some(info) = snap.get("apiextensions.k8s.io", "v1", "customresourcedefinitions") else {
+    let Some(info) = crd_info(engine) else {
         return;
     };
     let Ok(list) = engine
@@ -206,12 +213,7 @@ pub async fn refresh_registry(engine: &Engine) {
 /// already refreshes at once), so every replica serves the same kinds.
 pub async fn follow_crds(engine: Engine) {
     use futures::StreamExt;
-    let Some(info) =
-        engine
-            .registry
-            .snapshot()
-            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    else {
+    let Some(info) = crd_info(&engine) else {
         return;
     };
     loop {

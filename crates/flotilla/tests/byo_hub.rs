@@ -10,7 +10,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -68,20 +67,10 @@ impl CoreHub {
     }
 
     fn kubectl_with(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = Command::new("kubectl")
-            .env("KUBECONFIG", self.kubeconfig())
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl");
-        let mut input = child.stdin.take().expect("stdin");
-        input.write_all(stdin.as_bytes()).expect("write stdin");
-        drop(input);
-        child.wait_with_output().expect("kubectl output")
+        common::run_with_stdin(
+            common::kubectl_command(&self.kubeconfig(), self.cache.path(), args),
+            stdin,
+        )
     }
 
     fn kubectl(&self, args: &[&str]) -> Output {

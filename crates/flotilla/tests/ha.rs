@@ -70,12 +70,7 @@ impl Replica {
     }
 
     fn kubectl(&self, args: &[&str]) -> Output {
-        Command::new("kubectl")
-            .env("KUBECONFIG", self.kubeconfig())
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .stdin(Stdio::null())
+        common::kubectl_command(&self.kubeconfig(), self.cache.path(), args)
             .output()
             .expect("kubectl")
     }
@@ -91,24 +86,10 @@ impl Replica {
     }
 
     fn apply(&self, yaml: &str) -> Output {
-        use std::io::Write;
-        let mut child = Command::new("kubectl")
-            .env("KUBECONFIG", self.kubeconfig())
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(["apply", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl apply");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(yaml.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        common::run_with_stdin(
+            common::kubectl_command(&self.kubeconfig(), self.cache.path(), &["apply", "-f", "-"]),
+            yaml,
+        )
     }
 
     /// The holder of the controllers' Lease, as this replica serves it.

@@ -98,13 +98,7 @@ impl HubProcess {
 
     /// A kubectl command pointed at this hub with a private discovery cache.
     pub fn kubectl_cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new("kubectl");
-        cmd.env("KUBECONFIG", self.kubeconfig())
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .stdin(Stdio::null());
-        cmd
+        kubectl_command(&self.kubeconfig(), self.cache.path(), args)
     }
 
     /// Runs kubectl to completion.
@@ -137,21 +131,7 @@ impl HubProcess {
 
     /// Runs kubectl with `stdin` as input.
     pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .kubectl_cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes())
-            .expect("write stdin");
-        child.wait_with_output().expect("kubectl output")
+        run_with_stdin(self.kubectl_cmd(args), stdin)
     }
 
     /// `kubectl create -f -` of a YAML document, asserting success.
@@ -179,6 +159,32 @@ impl Drop for HubProcess {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// kubectl with `kubeconfig` and a private discovery cache, stdin closed.
+pub fn kubectl_command(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("kubectl");
+    cmd.env("KUBECONFIG", kubeconfig)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(args)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `command` to completion with `stdin` as its input.
+pub fn run_with_stdin(mut command: Command, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.as_bytes()).expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("output")
 }
 
 /// The repository's `examples/` directory.
