@@ -16,8 +16,7 @@ use serde_json::{Value, json};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::access_review::{self, Caller, Review};
-use crate::audit::AuditEntry;
-use crate::auth::{PeerIdentity, UserInfo};
+use crate::auth::UserInfo;
 use crate::clock::rfc3339;
 use crate::engine::{DeleteOptions, Engine, FieldValidation, ObjectList, WriteOptions, Written};
 use crate::patching::PatchType;
@@ -208,40 +207,12 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
     let Some(security) = state.security.clone().filter(|_| !is_public(&path)) else {
         return serve(&state, req, None, started).await;
     };
-    let query = query_of(req.uri());
-    let attrs = Attributes::of(&method, &path, &query);
-    let peer = req.extensions().get::<PeerIdentity>().cloned();
-    let (response, user, reason) = match security.admit(req.headers(), peer.as_ref(), &attrs).await
-    {
-        Ok(admitted) => {
-            let user = admitted.user.clone();
-            let response = serve(&state, req, Some(user.clone()), started).await;
-            // The slot is held until the body ends: for a watch, as long as it streams.
-            let slot = admitted.slot;
-            let response = response.map(|body| {
-                Body::from_stream(body.into_data_stream().map(move |chunk| {
-                    let _held = &slot;
-                    chunk
-                }))
-            });
-            (response, Some(user), admitted.reason)
-        }
-        Err(refused) => (
-            error_response(&refused.error),
-            refused.user,
-            refused.error.message.clone(),
-        ),
-    };
-    if attrs.is_mutating() {
-        security.audit(&AuditEntry {
-            time: &rfc3339(state.engine.clock.now()),
-            user: user.as_deref(),
-            attributes: &attrs,
-            code: response.status().as_u16(),
-            reason: &reason,
-        });
-    }
-    response
+    let attrs = Attributes::of(&method, &path, &query_of(req.uri()));
+    security
+        .guard(req, attrs, |req, user| {
+            serve(&state, req, Some(user), started)
+        })
+        .await
 }
 
 /// The decoded query string of `uri`.

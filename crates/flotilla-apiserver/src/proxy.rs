@@ -13,7 +13,6 @@ use axum::routing::any;
 use http::Uri;
 use tower::ServiceExt;
 
-use crate::auth::PeerIdentity;
 use crate::http::error_response;
 use crate::rbac::{Attributes, ResourceAttributes};
 use crate::security::Security;
@@ -91,8 +90,8 @@ async fn forward(
     proxy(state, name, rest, req).await
 }
 
-async fn proxy(state: ProxyState, name: String, rest: String, mut req: Request) -> Response {
-    if let Some(security) = &state.security {
+async fn proxy(state: ProxyState, name: String, rest: String, req: Request) -> Response {
+    if let Some(security) = state.security.clone() {
         let verb = match *req.method() {
             http::Method::GET | http::Method::HEAD => "get",
             http::Method::POST => "create",
@@ -109,16 +108,20 @@ async fn proxy(state: ProxyState, name: String, rest: String, mut req: Request) 
             namespace: None,
             name: Some(name.clone()),
         });
-        let peer = req.extensions().get::<PeerIdentity>().cloned();
-        if let Err(refused) = security.admit(req.headers(), peer.as_ref(), &attrs).await {
-            return error_response(&refused.error);
-        }
+        return security
+            .guard(req, attrs, |req, _| forward_to(&state, &name, &rest, req))
+            .await;
     }
-    let Some(member) = state.members.get(&name) else {
+    forward_to(&state, &name, &rest, req).await
+}
+
+/// Hands `req` to member `name`'s API with the `/clusters/<name>` prefix removed.
+async fn forward_to(state: &ProxyState, name: &str, rest: &str, mut req: Request) -> Response {
+    let Some(member) = state.members.get(name) else {
         let target = Target {
             group: "cluster.kubernetes-fleet.io".into(),
             resource: "memberclusters".into(),
-            name: name.clone(),
+            name: name.to_string(),
         };
         let mut err = ApiError::not_found(&target);
         err.message = format!(
@@ -164,12 +167,13 @@ mod tests {
         let tokens =
             crate::auth::TokenFile::parse("secret,admin,a,\"system:masters\"\nnobody,nobody,n\n")
                 .unwrap();
+        let dir = tempfile::tempdir().unwrap();
         let hub = Hub::start(
             store(),
             HubOptions {
                 security: Some(crate::SecurityOptions {
                     tokens: Arc::new(tokens),
-                    audit_log: None,
+                    audit_log: Some(dir.path().join("audit.log")),
                     limits: Default::default(),
                 }),
                 ..Default::default()
@@ -219,6 +223,46 @@ mod tests {
         let (code, body) = call(&app, "/clusters/m2/version", "secret").await;
         assert_eq!((code, body["reason"].as_str()), (404, Some("NotFound")));
         assert!(body["message"].as_str().unwrap().contains("\"m2\""));
+        // A write through the proxy is audited like any hub request, refused ones too.
+        let post = |token: &str| {
+            http::Request::post("/clusters/m1/api/v1/namespaces/default/configmaps")
+                .header("authorization", format!("Bearer {token}"))
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}"#,
+                ))
+                .unwrap()
+        };
+        assert_eq!(
+            app.clone().oneshot(post("secret")).await.unwrap().status(),
+            201
+        );
+        assert_eq!(
+            app.clone().oneshot(post("nobody")).await.unwrap().status(),
+            403
+        );
+        let audit: Vec<serde_json::Value> = std::fs::read_to_string(dir.path().join("audit.log"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let lines: Vec<_> = audit
+            .iter()
+            .map(|l| {
+                (
+                    l["user"].as_str().unwrap(),
+                    l["subresource"].as_str(),
+                    l["code"].as_u64(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("admin", Some("proxy"), Some(201)),
+                ("nobody", Some("proxy"), Some(403))
+            ]
+        );
         members.remove("m1");
         assert_eq!(call(&app, "/clusters/m1/version", "secret").await.0, 404);
     }

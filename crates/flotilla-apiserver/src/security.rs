@@ -5,11 +5,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use futures::StreamExt;
 use http::HeaderMap;
 
 use crate::audit::{AuditEntry, AuditLog};
 use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo};
+use crate::clock::rfc3339;
 use crate::engine::{Engine, WriteOptions};
+use crate::http::error_response;
 use crate::limits::{ClientLimits, Limiter, Slot, SlotKind};
 use crate::rbac::cache::PolicyCache;
 use crate::rbac::{Attributes, bootstrap};
@@ -29,6 +35,8 @@ pub struct SecurityOptions {
 /// Authentication, authorization, limits and audit of one hub.
 #[derive(Debug)]
 pub struct Security {
+    /// The engine whose clock stamps audit lines.
+    engine: Engine,
     authenticator: Authenticator,
     policy: PolicyCache,
     audit: Option<AuditLog>,
@@ -85,6 +93,7 @@ impl Security {
             None => None,
         };
         Ok(Arc::new(Self {
+            engine: engine.clone(),
             authenticator: Authenticator::new(options.tokens.clone(), engine.clone()),
             policy: PolicyCache::start(engine).await,
             audit,
@@ -97,8 +106,8 @@ impl Security {
         &self.policy
     }
 
-    /// Authenticates, limits and authorizes one request.
-    pub async fn admit(
+    /// Authenticates, authorizes and limits one request.
+    async fn admit(
         &self,
         headers: &HeaderMap,
         peer: Option<&PeerIdentity>,
@@ -130,10 +139,46 @@ impl Security {
         })
     }
 
-    /// Records a finished mutating request in the audit log (callers skip reads).
-    pub fn audit(&self, entry: &AuditEntry<'_>) {
-        if let Some(log) = &self.audit {
-            log.record(entry);
+    /// Serves `req` (described by `attrs`) through the gate: refused requests get their
+    /// `Status`; admitted ones are answered by `inner` with the caller's identity, their slot
+    /// held until the response body (a watch stream, say) ends. Mutating requests, refused
+    /// or not, are audited.
+    pub async fn guard<F, Fut>(&self, req: Request, attrs: Attributes, inner: F) -> Response
+    where
+        F: FnOnce(Request, Arc<UserInfo>) -> Fut,
+        Fut: Future<Output = Response>,
+    {
+        let peer = req.extensions().get::<PeerIdentity>().cloned();
+        let (response, user, reason) = match self.admit(req.headers(), peer.as_ref(), &attrs).await
+        {
+            Ok(admitted) => {
+                let response = inner(req, admitted.user.clone()).await;
+                let slot = admitted.slot;
+                let response = response.map(|body| {
+                    Body::from_stream(body.into_data_stream().map(move |chunk| {
+                        let _held = &slot;
+                        chunk
+                    }))
+                });
+                (response, Some(admitted.user), admitted.reason)
+            }
+            Err(refused) => (
+                error_response(&refused.error),
+                refused.user,
+                refused.error.message,
+            ),
+        };
+        if let Some(log) = &self.audit
+            && attrs.is_mutating()
+        {
+            log.record(&AuditEntry {
+                time: &rfc3339(self.engine.clock.now()),
+                user: user.as_deref(),
+                attributes: &attrs,
+                code: response.status().as_u16(),
+                reason: &reason,
+            });
         }
+        response
     }
 }
