@@ -9,6 +9,7 @@
 mod approve;
 mod bench;
 mod controllers;
+mod dashboard;
 mod fleet_runner;
 mod gate;
 mod hub_clock;

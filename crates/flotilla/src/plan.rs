@@ -13,7 +13,7 @@ use flotilla_api::updates::{
     FleetUpdateStrategy, KubernetesVersion, MaintenanceConfiguration, NodeImageVersion, UpdateRun,
 };
 use flotilla_updates::fleet::{FleetView, strategy_to_fetch};
-use flotilla_updates::forecast::{Assumptions, RenderOptions, forecast, render};
+use flotilla_updates::forecast::{Assumptions, Forecast, RenderOptions, forecast, render};
 use jiff::SignedDuration;
 use kube::Api;
 
@@ -36,10 +36,10 @@ pub struct PlanArgs {
 
 /// When approvals are assumed to come: after a delay, or never.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApprovalDelay(Option<SignedDuration>);
+pub struct ApprovalDelay(pub Option<SignedDuration>);
 
 /// Parses `never` or a friendly duration (`0s`, `30m`, `2h`, `1d`).
-fn parse_approval_delay(text: &str) -> Result<ApprovalDelay, String> {
+pub(crate) fn parse_approval_delay(text: &str) -> Result<ApprovalDelay, String> {
     if text == "never" {
         return Ok(ApprovalDelay(None));
     }
@@ -57,42 +57,58 @@ fn parse_approval_delay(text: &str) -> Result<ApprovalDelay, String> {
 /// Prints the forecast of run `args.name`.
 pub async fn run(args: PlanArgs) -> Result<()> {
     let client = crate::member::hub_client(args.kubeconfig).await?;
-    let run = Api::<UpdateRun>::all(client.clone())
-        .get_opt(&args.name)
-        .await
-        .context("reaching the hub")?
+    let assumptions = Assumptions {
+        approval_delay: args.approval_delay.0,
+        ..Assumptions::default()
+    };
+    let predicted = forecast_run(&client, &args.name, assumptions)
+        .await?
         .ok_or_else(|| {
             anyhow!(
                 "updaterun {:?} not found (kubectl get updateruns lists them)",
                 args.name
             )
         })?;
-    let members: Vec<MemberCluster> = crate::member::list_all(&client).await?;
-    let configurations: Vec<MaintenanceConfiguration> = crate::member::list_all(&client).await?;
-    let kubernetes: Vec<KubernetesVersion> = crate::member::list_all(&client).await?;
-    let images: Vec<NodeImageVersion> = crate::member::list_all(&client).await?;
-    let status = run.status.clone().unwrap_or_default();
-    let named = match strategy_to_fetch(&run.spec, &status) {
-        Some(name) => Api::<FleetUpdateStrategy>::all(client.clone())
-            .get_opt(name)
-            .await?
-            .map(|s| s.spec),
-        None => None,
-    };
-    let fleet = FleetView::new(&members, &configurations, &kubernetes, &images);
-    let now = crate::hub_clock::now(&client).await?;
-    let assumptions = Assumptions {
-        approval_delay: args.approval_delay.0,
-        ..Assumptions::default()
-    };
-    let predicted = forecast(&run, named.as_ref(), &fleet, now, &assumptions)
-        .map_err(|e| anyhow!("cannot plan run {}: {e}", args.name))?;
     let options = RenderOptions {
         full: args.full,
         ..RenderOptions::default()
     };
     print!("{}", render(&predicted, &options));
     Ok(())
+}
+
+/// The forecast of UpdateRun `name` from the hub's current state and clock under
+/// `assumptions`; `None` when there is no such run. Shared by `flotilla updaterun plan` and
+/// the dashboard's forecast subresource.
+pub async fn forecast_run(
+    client: &kube::Client,
+    name: &str,
+    assumptions: Assumptions,
+) -> Result<Option<Forecast>> {
+    let Some(run) = Api::<UpdateRun>::all(client.clone())
+        .get_opt(name)
+        .await
+        .context("reaching the hub")?
+    else {
+        return Ok(None);
+    };
+    let members: Vec<MemberCluster> = crate::member::list_all(client).await?;
+    let configurations: Vec<MaintenanceConfiguration> = crate::member::list_all(client).await?;
+    let kubernetes: Vec<KubernetesVersion> = crate::member::list_all(client).await?;
+    let images: Vec<NodeImageVersion> = crate::member::list_all(client).await?;
+    let status = run.status.clone().unwrap_or_default();
+    let named = match strategy_to_fetch(&run.spec, &status) {
+        Some(strategy) => Api::<FleetUpdateStrategy>::all(client.clone())
+            .get_opt(strategy)
+            .await?
+            .map(|s| s.spec),
+        None => None,
+    };
+    let fleet = FleetView::new(&members, &configurations, &kubernetes, &images);
+    let now = crate::hub_clock::now(client).await?;
+    forecast(&run, named.as_ref(), &fleet, now, &assumptions)
+        .map(Some)
+        .map_err(|e| anyhow!("cannot plan run {name}: {e}"))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use flotilla_store::{SharedStorage, SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
 
 use crate::leader::{self, LeaderArgs, LeaseConfig, Term};
-use crate::{controllers, fleet_runner, kubeconfig, serve, tls};
+use crate::{controllers, dashboard, fleet_runner, kubeconfig, serve, tls};
 
 /// Arguments of `flotilla up`.
 #[derive(Debug, Args)]
@@ -249,6 +249,8 @@ async fn run_hub(
     }));
     let member_apis = MemberApis::default();
     let app = with_member_proxy(hub.router(), hub.security().cloned(), member_apis.clone());
+    let app = dashboard::forecast::with_forecasts(app, hub_client.clone(), hub.security().cloned());
+    let app = dashboard::with_dashboard(app);
     let listener = TcpListener::bind(listen)
         .await
         .with_context(|| format!("listening on {listen}"))?;

@@ -1,0 +1,110 @@
+// Live collections: list once, then follow the watch stream, relisting when the watch's
+// revision has been compacted (410) and reconnecting when a stream ends. One informer per
+// collection path, shared by every view that uses it while the page shows them.
+
+import { get, watch } from './api.js';
+
+const RETRY_MS = 2000;
+
+/** The objects of one collection, kept current by watch. */
+export class Informer {
+  constructor(path) {
+    this.path = path;
+    this.items = new Map();
+    this.synced = false;
+    this.error = null;
+    this.listeners = new Set();
+    this.users = 0;
+    this.abort = new AbortController();
+    this.scheduled = false;
+  }
+
+  /** The objects, in no particular order. */
+  list() {
+    return [...this.items.values()];
+  }
+
+  /** Calls `listener` after changes (coalesced to one call per animation frame). */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  changed() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      for (const listener of this.listeners) listener();
+    });
+  }
+
+  async run() {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        const list = await get(this.path, signal);
+        this.items = new Map(list.items.map((o) => [keyOf(o), o]));
+        this.synced = true;
+        this.error = null;
+        this.changed();
+        let revision = list.metadata.resourceVersion;
+        let expired = false;
+        while (!signal.aborted && !expired) {
+          await watch(this.path, revision, signal, (event) => {
+            const object = event.object;
+            if (event.type === 'ERROR') {
+              expired = object?.code === 410;
+              if (!expired) throw new Error(object?.message || 'watch error');
+              return;
+            }
+            revision = object.metadata.resourceVersion || revision;
+            if (event.type === 'BOOKMARK') return;
+            if (event.type === 'DELETED') this.items.delete(keyOf(object));
+            else this.items.set(keyOf(object), object);
+            this.changed();
+          });
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        this.error = error;
+        this.changed();
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  }
+}
+
+function keyOf(object) {
+  const m = object.metadata;
+  return m.namespace ? `${m.namespace}/${m.name}` : m.name;
+}
+
+const informers = new Map();
+
+/** The shared informer of `path`, started on first use; release it with [`release`]. */
+export function acquire(path) {
+  let informer = informers.get(path);
+  if (!informer) {
+    informer = new Informer(path);
+    informers.set(path, informer);
+    informer.run();
+  }
+  informer.users += 1;
+  return informer;
+}
+
+/** Gives back an informer from [`acquire`]; the last user's release stops its watch. */
+export function release(informer) {
+  informer.users -= 1;
+  if (informer.users === 0) {
+    informer.abort.abort();
+    informers.delete(informer.path);
+  }
+}
+
+/** Stops every informer (on sign-out). */
+export function releaseAll() {
+  for (const informer of informers.values()) informer.abort.abort();
+  informers.clear();
+}
