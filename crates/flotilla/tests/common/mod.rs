@@ -1,6 +1,7 @@
 //! Test support: a real `flotilla up` process on a free port, driven by the real kubectl.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod logged;
 pub mod update_runs;
 
