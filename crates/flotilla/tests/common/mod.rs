@@ -27,8 +27,17 @@ impl HubProcess {
     /// Starts `flotilla up ARGS --listen 127.0.0.1:0` in a fresh data directory (ARGS choose
     /// the simulated fleet, e.g. `--fleet FILE`; empty means the default six members).
     pub fn start_with(fleet_args: &[&str]) -> Self {
+        Self::start_with_files(fleet_args, &[])
+    }
+
+    /// As [`HubProcess::start_with`], with `files` (name, content) written into the data
+    /// directory first: `tokens.csv`, say.
+    pub fn start_with_files(fleet_args: &[&str], files: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = tempfile::tempdir().expect("tempdir");
+        for (name, content) in files {
+            std::fs::write(dir.path().join(name), content).expect("write data-dir file");
+        }
         let mut hub = Self {
             child: None,
             dir,
@@ -47,6 +56,24 @@ impl HubProcess {
     /// The kubeconfig `up` wrote.
     pub fn kubeconfig(&self) -> PathBuf {
         self.dir.path().join("kubeconfig")
+    }
+
+    /// The hub's URL (`https://127.0.0.1:PORT`), from the kubeconfig `up` wrote.
+    pub fn server(&self) -> String {
+        let kubeconfig = std::fs::read_to_string(self.kubeconfig()).expect("kubeconfig");
+        kubeconfig
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("server: "))
+            .expect("a server in the kubeconfig")
+            .to_string()
+    }
+
+    /// The administrator token `up` generated (user `flotilla-admin`, `system:masters`).
+    pub fn admin_token(&self) -> String {
+        std::fs::read_to_string(self.dir().join("token"))
+            .expect("the admin token")
+            .trim()
+            .to_string()
     }
 
     /// (Re)starts the process on the same data directory and waits until it serves.

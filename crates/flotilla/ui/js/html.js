@@ -125,9 +125,9 @@ export function table(headers, rows, empty, attrs = '') {
     .join('')}</tbody></table>`;
 }
 
-/** A copyable command line. */
-export function command(text) {
-  return `<code class="command">${esc(text)}</code>`;
+/** A copyable command line: a block of its own, or `inline` in a sentence. */
+export function command(text, inline = false) {
+  return `<code class="command${inline ? ' inline' : ''}">${esc(text)}</code>`;
 }
 
 /** A countdown to `endMs` (hub time) that [`tick`] keeps current. */

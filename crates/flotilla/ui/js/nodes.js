@@ -119,7 +119,7 @@ function poolDetails(pool) {
     esc(a.message || ''),
   ]);
   const policy = pool.spec?.disruption || {};
-  return `<p class="muted">node class ${esc(pool.spec?.template?.spec?.nodeClassRef?.name || '?')}
+  return `<p class="muted">node class ${esc(pool.spec?.template?.spec?.nodeClassRef?.name || 'default')}
       · ${esc(resources.nodes ?? 0)} nodes · consolidation ${esc(policy.consolidationPolicy || 'WhenEmptyOrUnderutilized')}
       after ${esc(policy.consolidateAfter || '0s')} · nodes expire after ${esc(status.expireAfter || '?')}
       ${status.expireAfterSource ? `(${esc(status.expireAfterSource)})` : ''}</p>

@@ -174,7 +174,7 @@ function taskHtml(task, config, stage, requests, namespace) {
   const kind = namespace ? 'approvalrequests' : 'clusterapprovalrequests';
   const nsFlag = namespace ? ` -n ${namespace}` : '';
   const generation = request.metadata.generation || 1;
-  const short = namespace ? '' : `Approve with ${command(`flotilla approve ${name}`)} or`;
+  const short = namespace ? '' : `Approve with ${command(`flotilla approve ${name}`, true)} or`;
   const patch = `kubectl patch ${kind} ${name}${nsFlag} --type=merge -p '{"status":{"conditions":[{"type":"Approved","status":"True","reason":"ClusterApprovalRequestApproved","message":"ClusterApprovalRequest has been approved","lastTransitionTime":"'$(date --utc +%Y-%m-%dT%H:%M:%SZ)'","observedGeneration":${generation}}]}}' --subresource=status`;
   return `<div class="task approval" data-task="Approval" data-request="${esc(name)}">${badge('WaitingForApproval')} <strong>${esc(name)}</strong>
     <p>${short || 'Approve with'}</p>${command(patch)}</div>`;

@@ -101,7 +101,7 @@ function runHtml(run, gates) {
     ${progress.startTime ? `· started ${esc(when(progress.startTime))}` : ''}
     ${progress.completedTime ? `· finished ${esc(when(progress.completedTime))}` : ''}</p>
     ${progress.error ? `<p class="error" role="alert">${esc(progress.error.code)}: ${esc(progress.error.message)}</p>` : ''}
-    ${run.spec.state !== 'Start' && progress.state === 'NotStarted' ? `<p>Start it with ${command(`flotilla updaterun start ${run.metadata.name}`)}</p>` : ''}`;
+    ${run.spec.state !== 'Start' && progress.state === 'NotStarted' ? `<p>Start it with ${command(`flotilla updaterun start ${run.metadata.name}`, true)}</p>` : ''}`;
   if (!stages.length) return head + notice('empty', 'The run has no stages yet: it is being initialized.');
   const boxes = stages.map((stage) => stageHtml(stage, gates));
   return `${head}<div class="diagram" role="list" aria-label="stages">${boxes.join('<span class="arrow" aria-hidden="true">→</span>')}</div>`;
@@ -114,7 +114,7 @@ function gateHtml(gate, gates) {
   const state = object?.status?.state || gate.state || 'NotStarted';
   if (gate.type === 'Approval' && state === 'Pending' && name) {
     return `<div class="task approval" data-task="gate" data-gate="${esc(name)}">${badge('WaitingForApproval')} <strong>${label}</strong>
-      <p>Approve with ${command(`flotilla gate approve ${name}`)} or</p>
+      <p>Approve with ${command(`flotilla gate approve ${name}`, true)} or</p>
       ${command(`kubectl patch gate ${name} --type=merge -p '{"status":{"state":"Completed"}}' --subresource=status`)}</div>`;
   }
   const at = object?.spec?.scheduledStartTime;
@@ -125,7 +125,8 @@ function memberHtml(member) {
   const progress = member;
   const state = progress.state || 'NotStarted';
   const why = progress.error?.message || member.message || '';
-  return `<li class="member" data-member="${esc(member.name)}">${esc(member.name)} ${badge(state, why)}${why && state !== 'Completed' ? `<div class="why">${esc(why)}</div>` : ''}</li>`;
+  const note = why && state !== 'Completed' ? `<div class="${state === 'Failed' ? 'why' : 'muted'}">${esc(why)}</div>` : '';
+  return `<li class="member" data-member="${esc(member.name)}">${esc(member.name)} ${badge(state, why)}${note}</li>`;
 }
 
 function groupHtml(group, gates) {
@@ -168,6 +169,6 @@ function forecastHtml(forecast, error) {
   const end = forecast.end?.finished
     ? `Predicted to finish ${esc(when(forecast.end.finished.at))} (${esc(forecast.end.finished.state)})`
     : `Predicted to get stuck: ${esc((forecast.end?.stuck?.reasons || []).slice(0, 3).join('; '))}`;
-  return `${heading}<p id="forecast-end">${end}. <span class="muted">Assumes approvals come at once; the same as ${command(`flotilla updaterun plan ${forecast.metadata.name}`)}.</span></p>
+  return `${heading}<p id="forecast-end">${end}. <span class="muted">Assumes approvals come at once; the same as ${command(`flotilla updaterun plan ${forecast.metadata.name}`, true)}.</span></p>
     <pre class="timeline">${esc(forecast.timeline)}</pre>`;
 }
