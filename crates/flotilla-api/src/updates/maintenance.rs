@@ -4,7 +4,12 @@
 //! `aksManagedAutoUpgradeSchedule` (Kubernetes upgrades: `Full` and `ControlPlaneOnly` runs) or
 //! `aksManagedNodeOSUpgradeSchedule` (node image upgrades: `NodeImageOnly` runs); `default`
 //! (weekly only) is accepted and governs neither, as in AKS.
+//!
+//! Beyond AKS, the status (kept by the updates controllers) gives the window's summary,
+//! whether it is open now, the current and the next occurrence, and a `Valid` condition, so a
+//! dashboard need not evaluate the calendar itself.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,6 +59,7 @@ pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
     namespaced,
     category = "fleet",
     category = "fleet-updates",
+    status = "MaintenanceConfigurationStatus",
     derive = "PartialEq",
     doc = "MaintenanceConfiguration is a member cluster's planned maintenance window: update runs start new work on the member only while it is open.",
     printcolumn(
@@ -76,6 +82,12 @@ pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
         type_ = "string",
         json_path = ".spec.maintenanceWindow.utcOffset"
     ),
+    printcolumn(name = "Open", type_ = "boolean", json_path = ".status.open"),
+    printcolumn(
+        name = "Next-Window",
+        type_ = "string",
+        json_path = ".status.nextWindow.start"
+    ),
     printcolumn(
         name = "Age",
         type_ = "date",
@@ -86,6 +98,48 @@ pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 pub struct MaintenanceConfigurationSpec {
     /// The window.
     pub maintenance_window: MaintenanceWindow,
+}
+
+/// Condition type: whether the window is valid (`False`: it never opens; the reason and
+/// message say which field is wrong).
+pub const VALID_CONDITION: &str = "Valid";
+/// Reason of `Valid=True`.
+pub const WINDOW_VALID_REASON: &str = "MaintenanceWindowValid";
+
+/// The window as the controllers evaluate it at the time they last looked.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceConfigurationStatus {
+    /// The generation of the spec the status was computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// The window in words, e.g. `weekly on Saturday 22:00 for 6h, UTC-08:00`; absent when
+    /// the window is invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Whether the window is open now.
+    #[serde(default)]
+    pub open: bool,
+    /// The occurrence the window is in, while it is open (its end cut short by a
+    /// `notAllowedDates` span it runs into).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_window: Option<WindowOccurrence>,
+    /// The first occurrence starting after now; absent when none starts within the search
+    /// horizon (three years), e.g. when `notAllowedDates` blocks every later date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_window: Option<WindowOccurrence>,
+    /// `Valid`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// One occurrence of a window, the half-open interval `[start, end)`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct WindowOccurrence {
+    /// When it opens.
+    pub start: Time,
+    /// When it closes.
+    pub end: Time,
 }
 
 /// A recurring maintenance window, as AKS's `maintenanceWindow`.

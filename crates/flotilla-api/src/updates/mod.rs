@@ -17,7 +17,9 @@ pub use catalog::{
     KubernetesVersion, KubernetesVersionSpec, NodeImageVersion, NodeImageVersionSpec,
 };
 pub use gate::{Gate, GateSpec, GateState};
-pub use maintenance::{MaintenanceConfiguration, MaintenanceWindow};
+pub use maintenance::{
+    MaintenanceConfiguration, MaintenanceConfigurationStatus, MaintenanceWindow, WindowOccurrence,
+};
 pub use member_upgrade::{MemberUpgrade, MemberUpgradeSpec, MemberUpgradeStatus, UpgradePhase};
 pub use strategy::{FleetUpdateStrategy, UpdateRunStrategy};
 pub use update_run::{UpdateRun, UpdateRunSpec, UpdateRunStatus, UpdateState};

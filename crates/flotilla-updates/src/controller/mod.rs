@@ -4,11 +4,14 @@
 //! It is woken by its run, its member upgrades and gates, any change to members, windows or
 //! the catalog, and at the times a pass asks to look again (a wait ends, a window opens, a
 //! release reaches a region, a scheduled start comes). Beside it, the auto-upgrade profile
-//! controller ([`profiles`]) generates runs when a profile's channel gets a new release.
+//! controller ([`profiles`]) generates runs when a profile's channel gets a new release, and
+//! the window status controller (`windows`) keeps each `MaintenanceConfiguration`'s status
+//! (open now, current and next occurrence, `Valid`) current.
 
 mod observe;
 mod profiles;
 mod reconcile;
+mod windows;
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -26,7 +29,7 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{PredicateConfig, WatchStreamExt, reflector, watcher};
+use kube::runtime::{PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
@@ -131,11 +134,13 @@ where
     (store, events)
 }
 
-/// Runs the update run and auto-upgrade profile controllers until the client's API goes away.
+/// Runs the update run, auto-upgrade profile and maintenance window status controllers until
+/// the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     futures::join!(
         runs(client.clone(), clock.clone()),
-        profiles::run(client, clock)
+        profiles::run(client.clone(), clock.clone()),
+        windows::run(client, clock)
     );
 }
 
@@ -144,6 +149,10 @@ async fn runs(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
     let (members, member_events) = cached_members(&client);
     let (windows, window_events) = cached::<MaintenanceConfiguration>(&client);
+    // Runs read a window's spec; its status (kept by the window controller) changes as windows
+    // open and close, when runs look again anyway.
+    let window_events =
+        window_events.predicate_filter(predicates::generation, PredicateConfig::default());
     let (kubernetes, kubernetes_events) = cached::<KubernetesVersion>(&client);
     let (images, image_events) = cached::<NodeImageVersion>(&client);
     let (upgrades, upgrade_events) = cached::<MemberUpgrade>(&client);

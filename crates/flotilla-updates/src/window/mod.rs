@@ -8,6 +8,8 @@
 //! [`Window::is_open`], [`Window::occurrence_at`] and [`Window::next_opening`]; its `Display` is
 //! a short human summary for status messages. [`WindowPriority`] ranks a member for ordering
 //! inside a group, and [`next_scheduled_start`] computes a `ScheduledStart` gate's time.
+//! [`window_status`] is a `MaintenanceConfiguration`'s status at an instant (summary, open,
+//! current and next occurrence, `Valid`) with the instant it next changes.
 //!
 //! # Semantics
 //!
@@ -61,6 +63,7 @@ mod occurrence;
 mod priority;
 mod recurrence;
 mod scheduled_start;
+mod status;
 mod validate;
 
 #[cfg(test)]
@@ -72,6 +75,7 @@ use jiff::tz::Offset;
 pub use occurrence::SEARCH_HORIZON_YEARS;
 pub use priority::{OPENS_SOON, WindowPriority};
 pub use scheduled_start::next_scheduled_start;
+pub use status::{WindowStatus, invalid_reason, window_status};
 pub use validate::{WindowError, problems};
 
 use recurrence::Recurrence;

@@ -1,5 +1,5 @@
 //! Tests of window evaluation: schedules, boundaries, validation, priority, `ScheduledStart`
-//! gates, summaries and properties.
+//! gates, summaries, configuration status and properties.
 
 mod boundaries;
 mod describe;
@@ -7,6 +7,7 @@ mod priority;
 mod properties;
 mod scheduled_start;
 mod schedules;
+mod status;
 mod validation;
 
 use flotilla_api::updates::maintenance::MaintenanceWindow;

@@ -34,11 +34,11 @@ const WEEK_INDEXES: [WeekIndex; 5] = [
 
 /// A window as generated: the API form and its offset.
 #[derive(Clone, Debug)]
-struct Generated {
+pub(super) struct Generated {
     /// The `maintenanceWindow`.
-    spec: MaintenanceWindow,
+    pub(super) spec: MaintenanceWindow,
     /// Its `utcOffset`.
-    offset: Offset,
+    pub(super) offset: Offset,
 }
 
 fn weekday() -> impl Strategy<Value = Weekday> {
@@ -84,7 +84,7 @@ fn date() -> impl Strategy<Value = Date> {
 }
 
 /// A valid window with up to `max_spans` `notAllowedDates` spans.
-fn generated(max_spans: usize) -> impl Strategy<Value = Generated> {
+pub(super) fn generated(max_spans: usize) -> impl Strategy<Value = Generated> {
     let spans = prop::collection::vec((date(), 0i64..60), 0..=max_spans);
     (
         schedule(),
@@ -120,7 +120,7 @@ fn generated(max_spans: usize) -> impl Strategy<Value = Generated> {
 }
 
 /// An instant from 2019 to 2034.
-fn instant() -> impl Strategy<Value = Timestamp> {
+pub(super) fn instant() -> impl Strategy<Value = Timestamp> {
     (1_546_300_800i64..2_051_222_400)
         .prop_map(|second| Timestamp::from_second(second).expect("in range"))
 }
