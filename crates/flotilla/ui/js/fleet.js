@@ -1,7 +1,7 @@
 // The fleet: every member grouped by region, with its state, versions, size, use, cost,
-// update group and next maintenance window. Large fleets stay responsive: regions are
-// summarised in their headers, collapse, and off-screen regions are not laid out
-// (content-visibility); a filter narrows the rows.
+// update group and next maintenance window. Large fleets stay responsive: every region is
+// summarised in its header; beyond SMALL_FLEET members only the first region starts unfolded;
+// an unfolded region shows its rows a page at a time; a filter narrows the rows.
 
 import { acquire, release } from './informer.js';
 import { badge, bytes, cond, esc, meter, notice, pending, quantity, relative, when } from './html.js';
@@ -10,6 +10,8 @@ const MEMBERS = '/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters';
 const WINDOWS = '/apis/updates.flotilla.dev/v1beta1/maintenanceconfigurations';
 const REGION_LABELS = ['fleet.azure.com/location', 'topology.kubernetes.io/region', 'region'];
 const GROUP_LABEL = 'updates.flotilla.dev/group';
+const SMALL_FLEET = 200;
+const PAGE = 100;
 
 /** The page. */
 export function mount(el) {
@@ -23,18 +25,18 @@ export function mount(el) {
   const filter = el.querySelector('#member-filter');
   const members = acquire(MEMBERS);
   const windows = acquire(WINDOWS);
-  const collapsed = new Set();
+  const view = { folded: new Map(), shown: new Map() };
   const render = () => {
-    body.innerHTML = fleetHtml(members, windows, filter.value.trim().toLowerCase(), collapsed);
+    body.innerHTML = fleetHtml(members, windows, filter.value.trim().toLowerCase(), view);
     el.querySelector('#fleet-summary').textContent = summary(members.list());
     if (members.synced) markFirstRender();
   };
   body.addEventListener('click', (event) => {
-    const toggle = event.target.closest('button[data-region]');
-    if (!toggle) return;
-    const region = toggle.dataset.region;
-    if (collapsed.has(region)) collapsed.delete(region);
-    else collapsed.add(region);
+    const fold = event.target.closest('button[data-region]');
+    const more = event.target.closest('button[data-more]');
+    if (fold) view.folded.set(fold.dataset.region, fold.getAttribute('aria-expanded') === 'true');
+    else if (more) view.shown.set(more.dataset.more, (view.shown.get(more.dataset.more) || PAGE) + PAGE);
+    else return;
     render();
   });
   filter.addEventListener('input', render);
@@ -72,7 +74,7 @@ function regionOf(member) {
   return '(no region label)';
 }
 
-function fleetHtml(members, windows, query, collapsed) {
+function fleetHtml(members, windows, query, view) {
   const waiting = pending(members, 'member clusters');
   if (waiting) return waiting;
   const list = members.list();
@@ -95,24 +97,44 @@ function fleetHtml(members, windows, query, collapsed) {
     ? notice('error', `Maintenance windows unavailable: ${windows.error.message}`) : '';
   const sections = [...regions.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([region, all]) => {
+    .map(([region, all], index) => {
       all.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-      const shown = query ? all.filter((m) => matches(m, region, query)) : all;
-      if (!shown.length) return '';
-      const open = !collapsed.has(region);
+      const matching = query ? all.filter((m) => matches(m, region, query)) : all;
+      if (!matching.length) return '';
+      const open = !(view.folded.get(region) ?? (index > 0 && list.length > SMALL_FLEET && !query));
+      const limit = view.shown.get(region) || PAGE;
+      const shown = matching.slice(0, limit);
       const rows = open ? shown.map((m) => row(m, windowsByMember.get(m.metadata.name) || [])).join('') : '';
+      const rest = matching.length - shown.length;
+      const more = open && rest > 0
+        ? `<p class="more">Showing ${shown.length} of ${matching.length}. <button type="button" data-more="${esc(region)}">Show ${Math.min(rest, PAGE)} more</button> or filter above.</p>`
+        : '';
       return `<section class="region" data-region="${esc(region)}">
-        <h2><button type="button" data-region="${esc(region)}" aria-expanded="${open}">${open ? '▾' : '▸'}</button>
-          ${esc(region)} <span class="muted">${esc(summary(shown))}${shown.length < all.length ? ` (of ${all.length})` : ''}</span></h2>
+        <h2><button type="button" data-region="${esc(region)}" aria-expanded="${open}" aria-label="${open ? 'fold' : 'unfold'} ${esc(region)}">${open ? '▾' : '▸'}</button>
+          ${esc(region)} <span class="muted">${esc(summary(matching))}${matching.length < all.length ? ` (of ${all.length})` : ''}</span>
+          <span class="versions">${versionsSummary(matching)}</span></h2>
         ${open ? `<table class="members"><thead><tr>
           <th scope="col">Member</th><th scope="col">State</th><th scope="col">Kubernetes</th>
           <th scope="col">Node images</th><th scope="col">Nodes</th><th scope="col">CPU use</th>
           <th scope="col">Memory use</th><th scope="col">Cost</th><th scope="col">Update group</th>
-          <th scope="col">Next maintenance</th></tr></thead><tbody>${rows}</tbody></table>` : ''}
+          <th scope="col">Next maintenance</th></tr></thead><tbody>${rows}</tbody></table>${more}` : ''}
       </section>`;
     })
     .join('');
   return warning + (sections || notice('empty', `No member matches “${query}”.`));
+}
+
+/** How many members run each Kubernetes version: `1.30.6 ×120 · 1.31.2 ×14`. */
+function versionsSummary(list) {
+  const counts = new Map();
+  for (const member of list) {
+    const version = member.status?.versions?.kubernetesVersion || 'unknown';
+    counts.set(version, (counts.get(version) || 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
+    .map(([version, n]) => `<span class="version">${esc(version)} ×${n}</span>`)
+    .join(' · ');
 }
 
 function matches(member, region, query) {

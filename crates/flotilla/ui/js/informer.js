@@ -5,6 +5,7 @@
 import { get, watch } from './api.js';
 
 const RETRY_MS = 2000;
+const NOTIFY_MS = 500;
 
 /** The objects of one collection, kept current by watch. */
 export class Informer {
@@ -17,6 +18,7 @@ export class Informer {
     this.users = 0;
     this.abort = new AbortController();
     this.scheduled = false;
+    this.notified = -Infinity;
   }
 
   /** The objects, in no particular order. */
@@ -30,13 +32,20 @@ export class Informer {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Notifies the listeners of a change: on the next animation frame, and at most once per
+   * NOTIFY_MS while events stream in (a thousand members heartbeating must not keep the
+   * page re-rendering).
+   */
   changed() {
     if (this.scheduled) return;
     this.scheduled = true;
-    requestAnimationFrame(() => {
+    const wait = Math.max(0, this.notified + NOTIFY_MS - performance.now());
+    setTimeout(() => requestAnimationFrame(() => {
       this.scheduled = false;
+      this.notified = performance.now();
       for (const listener of this.listeners) listener();
-    });
+    }), wait);
   }
 
   async run() {
