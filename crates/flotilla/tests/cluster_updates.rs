@@ -83,6 +83,22 @@ fn cluster_update_runs_end_to_end() {
         })
         .collect();
     assert_eq!(planned_order.len(), 6, "{plan}");
+    // The same forecast as a read-only subresource (what the dashboard shows).
+    let forecasts = "/apis/updates.flotilla.dev/v1beta1/updateruns";
+    let raw = hub.kubectl_ok(&["get", "--raw", &format!("{forecasts}/node-images/forecast")]);
+    let forecast: Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(forecast["kind"], "UpdateRunForecast");
+    assert_eq!(forecast["end"]["finished"]["state"], "Completed");
+    let timeline = forecast["timeline"].as_str().unwrap();
+    assert!(timeline.contains("Predicted finish: +48m"), "{timeline}");
+    let missing = hub.kubectl_err(&["get", "--raw", &format!("{forecasts}/nope/forecast")]);
+    assert!(missing.contains("NotFound"), "{missing}");
+    let bad = hub.kubectl_err(&[
+        "get",
+        "--raw",
+        &format!("{forecasts}/node-images/forecast?approvalDelay=soon"),
+    ]);
+    assert!(bad.contains("approvalDelay"), "{bad}");
     hub.kubectl_ok(&[
         "patch",
         "updaterun",

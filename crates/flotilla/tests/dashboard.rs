@@ -216,6 +216,9 @@ fn a_viewer_sees_the_fleet_but_no_mutation_and_strangers_get_no_data() {
     browser.screenshot("02-viewer-fleet");
     // Reads go out as the viewer, whom the hub lets read and refuses to change anything.
     assert_eq!(fetch_status(&browser, "GET", members, true), 200);
+    let forecast = "/apis/updates.flotilla.dev/v1beta1/updateruns/none/forecast";
+    assert_eq!(fetch_status(&browser, "GET", forecast, false), 401);
+    assert_eq!(fetch_status(&browser, "GET", forecast, true), 404);
     assert_eq!(
         fetch_status(
             &browser,
@@ -322,4 +325,44 @@ fn a_thousand_members_load_and_render_within_a_second() {
     std::fs::write(artifacts.join("first-render.txt"), &report).unwrap();
     eprint!("{report}");
     assert!(median < 1000.0, "{report}");
+}
+
+#[test]
+fn the_pages_read_quantities_durations_and_states_as_kubernetes_writes_them() {
+    let hub = HubProcess::start();
+    let browser = Browser::start(&artifacts_dir("dashboard-helpers"));
+    browser.goto(&format!("{}/ui/", hub.server()));
+    browser.wait_for("the login form", 30, || browser.find("#token"));
+    let script = r#"
+        return Promise.all([import('./js/html.js'), import('./js/staged_runs.js')]).then(([h, runs]) => {
+            const run = (conditions, state) => ({spec: {state}, status: {conditions}});
+            const c = (type, status, reason = '') => ({type, status, reason, message: reason});
+            return {
+                quantities: ['5790m', '22455Mi', '6', '1.5Gi', '100k', '2e3', 'bogus'].map(h.quantity),
+                durations: ['1h0m0s', '30m', '90s', '1h30m15s', '250ms'].map(h.goDuration),
+                spans: [0, 59, 61, 3600 * 5 + 600, 86400 * 2 + 3600 * 3].map(h.span),
+                escaped: h.esc('<b a="1">&\'</b>'),
+                badge: h.badge('Failed', 'why'),
+                states: [
+                    run([c('Initialized', 'False', 'bad strategy')]),
+                    run([c('Initialized', 'True'), c('Progressing', 'True')]),
+                    run([c('Initialized', 'True'), c('Progressing', 'False', 'UpdateRunWaiting')]),
+                    run([c('Initialized', 'True'), c('Progressing', 'False', 'UpdateRunStopped')]),
+                    run([c('Initialized', 'True'), c('Succeeded', 'True')]),
+                    run([c('Initialized', 'True')], 'Initialize'),
+                ].map((r) => runs.runState(r)[0]),
+            };
+        });
+    "#;
+    let got = browser.execute(script, &[]);
+    let expected = serde_json::json!({
+        // JSON numbers: integral values come back as integers.
+        "quantities": [5.79, 22_455u64 << 20, 6, 3u64 << 29, 100_000, 2000, null],
+        "durations": [3600, 1800, 90, 5415, 0.25],
+        "spans": ["0s", "59s", "1m 1s", "5h 10m", "2d 3h"],
+        "escaped": "&#60;b a=&#34;1&#34;&#62;&#38;&#39;&#60;/b&#62;",
+        "badge": "<span class=\"badge bad\" data-state=\"Failed\" title=\"why\">Failed</span>",
+        "states": ["Failed", "Running", "Waiting", "Stopped", "Succeeded", "NotStarted"],
+    });
+    assert_eq!(got, expected);
 }

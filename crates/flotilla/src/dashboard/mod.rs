@@ -121,6 +121,23 @@ mod tests {
     }
 
     #[test]
+    fn every_file_of_the_ui_directory_is_embedded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui");
+        let mut pending = vec![root.clone()];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                    continue;
+                }
+                let relative = path.strip_prefix(&root).unwrap().to_str().unwrap();
+                assert!(Asset::find(relative).is_some(), "ui/{relative} is not embedded");
+            }
+        }
+    }
+
+    #[test]
     fn every_module_an_asset_imports_is_embedded() {
         for asset in Asset::ALL {
             let text = std::str::from_utf8(asset.body).unwrap();
