@@ -281,6 +281,10 @@ async fn run_hub(
     println!(
         "  flotilla kubeconfig <member> > member.kubeconfig   # kubectl into a simulated member"
     );
+    println!(
+        "Dashboard: {server}/ui/ (sign in with the token in {})",
+        dir.join("token").display()
+    );
     println!("Press Ctrl-C to stop; state is kept in {}.", dir.display());
     let tls_config = tls::server_config(&pki)?;
     let members = async {

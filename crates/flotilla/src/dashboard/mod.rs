@@ -132,7 +132,10 @@ mod tests {
                     continue;
                 }
                 let relative = path.strip_prefix(&root).unwrap().to_str().unwrap();
-                assert!(Asset::find(relative).is_some(), "ui/{relative} is not embedded");
+                assert!(
+                    Asset::find(relative).is_some(),
+                    "ui/{relative} is not embedded"
+                );
             }
         }
     }
