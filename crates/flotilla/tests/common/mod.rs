@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod dashboard;
 pub mod logged;
 pub mod update_runs;
 

@@ -135,8 +135,8 @@ function stageHtml(stage, config, requests, namespace) {
     const [word, message] = clusterState(cluster);
     return `<li class="cluster ${word}" data-cluster="${esc(cluster.clusterName)}">${esc(cluster.clusterName)} ${badge(word, message)}${word === 'Failed' ? `<div class="why">${esc(message)}</div>` : ''}</li>`;
   });
-  const before = (stage.beforeStageTaskStatus || []).map((task) => taskHtml(task, config, stage, requests, namespace));
-  const after = (stage.afterStageTaskStatus || []).map((task) => taskHtml(task, config, stage, requests, namespace));
+  const before = (stage.beforeStageTaskStatus || []).map((task) => taskHtml(task, config, stage, requests, namespace, 'before'));
+  const after = (stage.afterStageTaskStatus || []).map((task) => taskHtml(task, config, stage, requests, namespace, 'after'));
   const progressing = cond(stage, 'Progressing');
   return `<section class="stage ${state}" role="listitem" data-stage="${esc(stage.stageName)}" data-state="${esc(state)}">
     <h2>${esc(stage.stageName)} ${badge(state, progressing?.message || '')}</h2>
@@ -146,7 +146,7 @@ function stageHtml(stage, config, requests, namespace) {
   </section>`;
 }
 
-function taskHtml(task, config, stage, requests, namespace) {
+function taskHtml(task, config, stage, requests, namespace, timing) {
   if (task.type === 'TimedWait') {
     const configured = (config.afterStageTasks || []).find((t) => t.type === 'TimedWait');
     const seconds = goDuration(configured?.waitTime);
@@ -176,7 +176,12 @@ function taskHtml(task, config, stage, requests, namespace) {
   const generation = request.metadata.generation || 1;
   const short = namespace ? '' : `Approve with ${command(`flotilla approve ${name}`, true)} or`;
   const patch = `kubectl patch ${kind} ${name}${nsFlag} --type=merge -p '{"status":{"conditions":[{"type":"Approved","status":"True","reason":"ClusterApprovalRequestApproved","message":"ClusterApprovalRequest has been approved","lastTransitionTime":"'$(date --utc +%Y-%m-%dT%H:%M:%SZ)'","observedGeneration":${generation}}]}}' --subresource=status`;
-  return `<div class="task approval" data-task="Approval" data-request="${esc(name)}">${badge('WaitingForApproval')} <strong>${esc(name)}</strong>
+  // A before-stage request holds the stage from starting. An after-stage request may exist
+  // before the stage ends (and may be approved early); the stage only waits for it once its
+  // clusters are updated.
+  const waiting = timing === 'before' || stageState(stage) === 'Waiting';
+  const state = waiting ? badge('WaitingForApproval') : `${badge('Pending')} <span class="muted">approvable now; the stage waits for it after its clusters</span>`;
+  return `<div class="task approval" data-task="Approval" data-request="${esc(name)}">${state} <strong>${esc(name)}</strong>
     <p>${short || 'Approve with'}</p>${command(patch)}</div>`;
 }
 
