@@ -72,6 +72,8 @@ pub async fn run_once(
     let creates = create_throughput(plan, run, hub).await?;
     let etcd = etcd::put_throughput(etcd, plan, &format!("/api-run-{run}")).await?;
     let list = list_latency(&hub.client()?, plan.list_objects, plan.lists).await?;
+    let gets = get_throughput_h2(plan, &hub.h2_client()?).await?;
+    let gets_ungated = get_throughput_h2(plan, &hub.h2_client_ungated()?).await?;
     let mut rows = vec![
         Row {
             figure: format!(
@@ -102,6 +104,26 @@ pub async fn run_once(
             unit: "ms",
             etcd: None,
             target: Target::AtMost(LIST_TARGET_MS),
+        },
+        Row {
+            figure: format!(
+                "ConfigMap GETs over HTTPS/2, {} concurrent, through the gate",
+                plan.writers
+            ),
+            value: gets,
+            unit: "GETs/s",
+            etcd: None,
+            target: Target::None,
+        },
+        Row {
+            figure: format!(
+                "the same GETs without the gate: gated/ungated {:.2}",
+                gets / gets_ungated
+            ),
+            value: gets_ungated,
+            unit: "GETs/s",
+            etcd: None,
+            target: Target::None,
         },
     ];
     rows.extend(watch::run_once(plan).await?);
@@ -139,6 +161,33 @@ async fn create_throughput_h2(plan: &Plan, run: usize, hub: &HttpsHub) -> Result
         })
         .collect::<Vec<_>>();
     throughput(workers, plan.duration).await
+}
+
+/// GETs/s of one listed ConfigMap from `plan.writers` concurrent streams over `client`'s one
+/// HTTP/2 connection.
+async fn get_throughput_h2(plan: &Plan, client: &super::https::H2Client) -> Result<f64> {
+    let workers = (0..plan.writers)
+        .map(|_| H2Getter {
+            client: client.clone(),
+        })
+        .collect::<Vec<_>>();
+    throughput(workers, plan.duration).await
+}
+
+/// One stream of GETs of the first listed ConfigMap.
+struct H2Getter {
+    client: super::https::H2Client,
+}
+
+impl Worker for H2Getter {
+    async fn step(&mut self) -> Result<()> {
+        let path = format!("/api/v1/namespaces/{LIST_NS}/configmaps/item-00000");
+        let status = self.client.get(&path).await?;
+        if status != http::StatusCode::OK {
+            bail!("GET over HTTP/2 answered {status}");
+        }
+        Ok(())
+    }
 }
 
 /// One stream of ConfigMap creates over the shared HTTP/2 connection.

@@ -9,7 +9,7 @@ use anyhow::Result;
 use bytes::Bytes;
 use flotilla_apiserver::auth::TokenFile;
 use flotilla_apiserver::limits::ClientLimits;
-use flotilla_apiserver::{Hub, HubOptions, SecurityOptions};
+use flotilla_apiserver::{Hub, HubOptions, SecurityOptions, ServerConfig};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
@@ -21,10 +21,15 @@ use tokio::task::JoinHandle;
 
 use crate::{kubeconfig, serve, tls};
 
-/// A hub serving HTTPS on `127.0.0.1`; the server stops on drop.
+/// A hub serving HTTPS on `127.0.0.1`; the servers stop on drop. Besides the gated listener
+/// that clients use, a second listener serves the same engine without the gate
+/// (authentication, RBAC, client limits, audit), only so the benchmark can price the gate
+/// side by side.
 pub struct HttpsHub {
     hub: Hub,
     address: SocketAddr,
+    open_address: SocketAddr,
+    open_server: JoinHandle<Result<()>>,
     config: kube::Config,
     ca_pem: String,
     token: String,
@@ -44,10 +49,22 @@ impl H2Client {
     /// POSTs a JSON body to `path` and returns the response status once its body is read.
     pub async fn post_json(&self, path: &str, body: Vec<u8>) -> Result<http::StatusCode> {
         let request = http::Request::post(format!("{}{path}", self.base))
-            .header(http::header::AUTHORIZATION, &self.authorization)
             .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::from(body)))?;
+        self.send(request).await
+    }
+
+    /// GETs `path` as JSON and returns the response status once its body is read.
+    pub async fn get(&self, path: &str) -> Result<http::StatusCode> {
+        let request =
+            http::Request::get(format!("{}{path}", self.base)).body(Full::new(Bytes::new()))?;
+        self.send(request).await
+    }
+
+    async fn send(&self, mut request: http::Request<Full<Bytes>>) -> Result<http::StatusCode> {
+        let headers = request.headers_mut();
+        headers.insert(http::header::AUTHORIZATION, self.authorization.parse()?);
+        headers.insert(http::header::ACCEPT, "application/json".parse()?);
         let response = self.client.request(request).await?;
         let status = response.status();
         response.into_body().collect().await?;
@@ -82,6 +99,13 @@ impl HttpsHub {
             tls::server_config(&pki)?,
             hub.router(),
         ));
+        let open_listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let open_address = open_listener.local_addr()?;
+        let open_server = tokio::spawn(serve::serve_tls(
+            open_listener,
+            tls::server_config(&pki)?,
+            flotilla_apiserver::http::router(hub.engine().clone(), ServerConfig::default()),
+        ));
         let text = kubeconfig::render(
             &format!("https://{addr}"),
             &pki.ca_pem,
@@ -92,6 +116,8 @@ impl HttpsHub {
         Ok(HttpsHub {
             hub,
             address: addr,
+            open_address,
+            open_server,
             config,
             ca_pem: pki.ca_pem,
             token,
@@ -106,6 +132,15 @@ impl HttpsHub {
 
     /// An HTTP/2 client over one TLS connection trusting the hub's CA, with its token.
     pub fn h2_client(&self) -> Result<H2Client> {
+        self.h2_client_to(self.address)
+    }
+
+    /// As [`HttpsHub::h2_client`], to the listener without the gate.
+    pub fn h2_client_ungated(&self) -> Result<H2Client> {
+        self.h2_client_to(self.open_address)
+    }
+
+    fn h2_client_to(&self, address: SocketAddr) -> Result<H2Client> {
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(self.ca_pem.as_bytes()) {
             roots.add(cert?)?;
@@ -125,7 +160,7 @@ impl HttpsHub {
             client: Client::builder(TokioExecutor::new())
                 .http2_only(true)
                 .build(connector),
-            base: format!("https://{}", self.address),
+            base: format!("https://{address}"),
             authorization: format!("Bearer {}", self.token),
         })
     }
@@ -144,5 +179,6 @@ impl HttpsHub {
 impl Drop for HttpsHub {
     fn drop(&mut self) {
         self.server.abort();
+        self.open_server.abort();
     }
 }
