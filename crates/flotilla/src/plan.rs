@@ -108,7 +108,7 @@ pub async fn forecast_run(
     let now = crate::hub_clock::now(client).await?;
     forecast(&run, named.as_ref(), &fleet, now, &assumptions)
         .map(Some)
-        .map_err(|e| anyhow!("cannot plan run {name}: {e}"))
+        .map_err(|e| anyhow::Error::new(e).context(format!("cannot plan run {name}")))
 }
 
 #[cfg(test)]

@@ -12,10 +12,25 @@ use std::process::Command;
 
 use common::browser::{Browser, artifacts_dir};
 use common::dashboard::sign_in;
-use common::{HubProcess, examples_dir};
+use common::{HubProcess, examples_dir, member_kubeconfig, on_member};
 use serde_json::Value;
 
 const VIEWER_TOKEN: &str = "viewer-token-0123456789abcdef";
+
+/// A disruption decision whose message is markup that would run if a page inserted it as HTML.
+const HOSTILE_EVENT: &str = r#"apiVersion: v1
+kind: Event
+metadata:
+  name: default-abcde.hostile
+  namespace: default
+involvedObject:
+  apiVersion: karpenter.sh/v1
+  kind: NodeClaim
+  name: default-abcde
+reason: DisruptionBlocked
+message: <img src=x onerror="window.pwned=1"> budget says no
+type: Normal
+"#;
 
 /// The HTTP status of `fetch(path, {method})` from the page, with the page's session token
 /// (if `with_token`) and no other credentials.
@@ -165,8 +180,19 @@ fn an_admin_follows_a_staged_run_live_and_approves_it_with_kubectl() {
     browser.goto(&format!("{}/ui/#/update-runs", hub.server()));
     browser.wait_for_text("main", "No update runs", 30);
     browser.screenshot("08-update-runs");
+    // A decision whose message is markup is shown as text, never run.
+    let member = member_kubeconfig(&hub, "member-cluster-01");
+    let event = hub.dir().join("hostile-event.yaml");
+    std::fs::write(&event, HOSTILE_EVENT).unwrap();
+    on_member(&hub, &member, &["create", "-f", event.to_str().unwrap()]).expect("event created");
     browser.goto(&format!("{}/ui/#/nodes/member-cluster-01", hub.server()));
     browser.wait_for_text("main", "aks-system", 30);
+    let decisions = browser.wait_for_text("table.decisions", "<img src=x", 30);
+    assert!(decisions.contains("NodeClaim default-abcde"), "{decisions}");
+    assert_eq!(
+        browser.execute("return window.pwned === undefined", &[]),
+        true
+    );
     browser.screenshot("09-node-pools");
     let errors: Vec<String> = browser
         .console_errors()
@@ -274,6 +300,9 @@ fn the_pages_read_quantities_durations_and_states_as_kubernetes_writes_them() {
                     run([c('Initialized', 'True'), c('Progressing', 'False', 'UpdateRunStopped')]),
                     run([c('Initialized', 'True'), c('Succeeded', 'True')]),
                     run([c('Initialized', 'True')], 'Initialize'),
+                    run([c('Initialized', 'True'), c('Progressing', 'False', 'UpdateRunNotStarted')], 'Initialize'),
+                    run([c('Initialized', 'True'), c('Progressing', 'True', 'UpdateRunStopping')]),
+                    run([c('Initialized', 'True'), c('Progressing', 'False', 'UpdateRunStuck')]),
                 ].map((r) => runs.runState(r)[0]),
             };
         });
@@ -286,7 +315,7 @@ fn the_pages_read_quantities_durations_and_states_as_kubernetes_writes_them() {
         "spans": ["0s", "59s", "1m 1s", "5h 10m", "2d 3h"],
         "escaped": "&#60;b a=&#34;1&#34;&#62;&#38;&#39;&#60;/b&#62;",
         "badge": "<span class=\"badge bad\" data-state=\"Failed\" title=\"why\">Failed</span>",
-        "states": ["Failed", "Running", "Waiting", "Stopped", "Succeeded", "NotStarted"],
+        "states": ["Failed", "Running", "Waiting", "Stopped", "Succeeded", "NotStarted", "NotStarted", "Stopping", "Stuck"],
     });
     assert_eq!(got, expected);
 }

@@ -31,20 +31,22 @@ pub fn with_dashboard(app: Router) -> Router {
         .merge(app)
 }
 
-/// The asset at `path` with headers that keep the page to itself: a strict content security
-/// policy (only its own scripts, styles and API), no framing, no sniffing, no referrer.
+/// The asset at `path` (or a 404 saying where the dashboard starts), with headers that keep
+/// the page to itself: a strict content security policy (only its own scripts, styles and
+/// API), no framing, no sniffing, no referrer.
 fn serve(path: &str) -> Response {
-    let Some(asset) = Asset::find(path) else {
-        return (
+    let (status, content_type, body) = match Asset::find(path) {
+        Some(asset) => (StatusCode::OK, asset.content_type, asset.body.to_vec()),
+        None => (
             StatusCode::NOT_FOUND,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            format!("no dashboard page {path:?}; the dashboard starts at /ui/\n"),
-        )
-            .into_response();
+            "text/plain; charset=utf-8",
+            format!("no dashboard page {path:?}; the dashboard starts at /ui/\n").into_bytes(),
+        ),
     };
     (
+        status,
         [
-            (header::CONTENT_TYPE, asset.content_type),
+            (header::CONTENT_TYPE, content_type),
             (header::CACHE_CONTROL, "no-cache"),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             (header::X_FRAME_OPTIONS, "DENY"),
@@ -55,7 +57,7 @@ fn serve(path: &str) -> Response {
                  base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
             ),
         ],
-        asset.body,
+        body,
     )
         .into_response()
 }
@@ -112,8 +114,9 @@ mod tests {
     async fn unknown_pages_are_404_and_bare_ui_redirects() {
         let (status, _, body) = get_path("/ui/../store.db").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-        let (status, _, body) = get_path("/ui/nope.js").await;
+        let (status, headers, body) = get_path("/ui/nope.js").await;
         assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         assert!(body.contains("starts at /ui/"), "{body}");
         let (status, headers, _) = get_path("/ui").await;
         assert_eq!(status, StatusCode::PERMANENT_REDIRECT);

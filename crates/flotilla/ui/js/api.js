@@ -70,7 +70,8 @@ export async function whoami() {
 
 /**
  * Streams the watch events of `path` from `resourceVersion`, calling `onEvent` for each
- * (`{type, object}`), until the server ends the stream or `signal` aborts.
+ * (`{type, object}`), until the server ends the stream, `onEvent` returns false, or `signal`
+ * aborts.
  */
 export async function watch(path, resourceVersion, signal, onEvent) {
   const sep = path.includes('?') ? '&' : '?';
@@ -80,15 +81,23 @@ export async function watch(path, resourceVersion, signal, onEvent) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffered += decoder.decode(value, { stream: true });
-    let newline;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, newline).trim();
-      buffered = buffered.slice(newline + 1);
-      if (line) onEvent(JSON.parse(line));
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      buffered += decoder.decode(value, { stream: !done });
+      let newline;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line && onEvent(JSON.parse(line)) === false) return;
+      }
+      if (done) {
+        if (buffered.trim()) onEvent(JSON.parse(buffered));
+        return;
+      }
     }
+  } finally {
+    // Whatever ends the stream (its end, an expired revision, an error), close it.
+    reader.cancel().catch(() => {});
   }
 }

@@ -33,6 +33,12 @@ export async function start() {
   }
 }
 
+/** Stops following the hub's clock (signed out: the hub would refuse the readings). */
+export function stop() {
+  clearInterval(timer);
+  timer = null;
+}
+
 /** The hub's time now, in milliseconds since the epoch. */
 export function now() {
   if (!sample) return Date.now();

@@ -4,7 +4,7 @@
 // an unfolded region shows its rows a page at a time; a filter narrows the rows.
 
 import { acquire, release } from './informer.js';
-import { badge, bytes, cond, esc, meter, notice, pending, quantity, relative, when } from './html.js';
+import { badge, bytes, cond, esc, meter, notice, pending, quantity, relative, stale, when } from './html.js';
 
 const MEMBERS = '/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters';
 const WINDOWS = '/apis/updates.flotilla.dev/v1beta1/maintenanceconfigurations';
@@ -121,7 +121,7 @@ function fleetHtml(members, windows, query, view) {
       </section>`;
     })
     .join('');
-  return warning + (sections || notice('empty', `No member matches “${query}”.`));
+  return stale(members, windows) + warning + (sections || notice('empty', `No member matches “${query}”.`));
 }
 
 /** How many members run each Kubernetes version: `1.30.6 ×120 · 1.31.2 ×14`. */

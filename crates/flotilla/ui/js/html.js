@@ -53,8 +53,19 @@ export function pending(informer, what) {
 /** What to tell the user about `error` while reading `what`. */
 export function errorText(error, what) {
   if (error.status === 403) return `You may not read ${what}: ${error.message}`;
-  if (error.status === 404) return `No ${what}: ${error.message}`;
+  if (error.status === 404) return `Not found (${what}): ${error.message}`;
   return `Could not read ${what}: ${error.message}`;
+}
+
+/**
+ * A banner over data that is no longer live: an informer whose watch failed after it had
+ * listed keeps its last data, and the page says so (and why) while it reconnects.
+ */
+export function stale(...informers) {
+  const broken = informers.filter((i) => i.synced && i.error);
+  if (!broken.length) return '';
+  const why = broken.map((i) => i.error.message).join('; ');
+  return notice('error', `Live updates interrupted (${why}); showing the last data received${broken.some((i) => i.stopped) ? '' : ', reconnecting'}.`);
 }
 
 /** `seconds` as `2d 3h`, `4h 10m`, `5m 12s` or `40s`. */
@@ -145,4 +156,22 @@ export function tick(el) {
   for (const node of el.querySelectorAll('.countdown[data-end]')) {
     node.textContent = countdownText(Number(node.dataset.end));
   }
+}
+
+const SETTLED = new Set(['Completed', 'Succeeded', 'NotStarted', 'Skipped']);
+
+/**
+ * List items for `items` (each drawn by `draw`), summarised when there are more than
+ * `limit`: a count per state (`stateOf`), then only the items in an unsettled state (running,
+ * waiting, failed: the ones to look at), at most `limit` of them.
+ */
+export function summarised(items, stateOf, draw, limit = 50) {
+  if (items.length <= limit) return items.map(draw).join('');
+  const counts = new Map();
+  for (const item of items) counts.set(stateOf(item), (counts.get(stateOf(item)) || 0) + 1);
+  const summary = [...counts.entries()].map(([state, n]) => `${badge(state)} ×${n}`).join(' ');
+  const notable = items.filter((item) => !SETTLED.has(stateOf(item)));
+  const shown = notable.slice(0, limit);
+  const hidden = items.length - shown.length;
+  return `<li class="summary">${summary}</li>${shown.map(draw).join('')}<li class="muted">${hidden} more not listed (${notable.length > limit ? 'including unsettled ones' : 'settled or not started'})</li>`;
 }

@@ -2,9 +2,10 @@
 // revision has been compacted (410) and reconnecting when a stream ends. One informer per
 // collection path, shared by every view that uses it while the page shows them.
 
-import { get, watch } from './api.js';
+import { ApiError, get, watch } from './api.js';
 
 const RETRY_MS = 2000;
+const MAX_RETRY_MS = 30000;
 const NOTIFY_MS = 500;
 
 /** The objects of one collection, kept current by watch. */
@@ -14,6 +15,7 @@ export class Informer {
     this.items = new Map();
     this.synced = false;
     this.error = null;
+    this.stopped = false;
     this.listeners = new Set();
     this.users = 0;
     this.abort = new AbortController();
@@ -50,6 +52,7 @@ export class Informer {
 
   async run() {
     const signal = this.abort.signal;
+    let retry = RETRY_MS;
     while (!signal.aborted) {
       try {
         const list = await get(this.path, signal);
@@ -64,21 +67,28 @@ export class Informer {
             const object = event.object;
             if (event.type === 'ERROR') {
               expired = object?.code === 410;
-              if (!expired) throw new Error(object?.message || 'watch error');
-              return;
+              if (!expired) throw new ApiError(object?.code || 500, object);
+              return false;
             }
             revision = object.metadata.resourceVersion || revision;
             if (event.type === 'BOOKMARK') return;
             if (event.type === 'DELETED') this.items.delete(keyOf(object));
             else this.items.set(keyOf(object), object);
             this.changed();
+            return true;
           });
+          this.error = null;
+          retry = RETRY_MS;
         }
       } catch (error) {
         if (signal.aborted) return;
         this.error = error;
+        // Not allowed, or not there: retrying will not help until something changes.
+        this.stopped = error.status === 403 || error.status === 404;
         this.changed();
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        if (this.stopped) return;
+        await new Promise((resolve) => setTimeout(resolve, retry));
+        retry = Math.min(retry * 2, MAX_RETRY_MS);
       }
     }
   }

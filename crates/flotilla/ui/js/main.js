@@ -33,7 +33,7 @@ function unmount() {
 
 function route() {
   if (!user) return;
-  const [page, ...rest] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const [page, ...rest] = location.hash.replace(/^#\/?/, '').split('/').map(decodeSegment);
   const name = pages[page] ? page : 'fleet';
   for (const link of document.querySelectorAll('#nav a')) {
     link.setAttribute('aria-current', link.dataset.page === name ? 'page' : 'false');
@@ -44,9 +44,19 @@ function route() {
   cleanup = pages[name].mount(view, rest.filter(Boolean));
 }
 
+/** A route segment, decoded (kept as typed when it is not valid percent-encoding). */
+function decodeSegment(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 function signIn(message) {
   unmount();
   releaseAll();
+  clock.stop();
   user = null;
   who.innerHTML = '';
   document.body.classList.add('signed-out');

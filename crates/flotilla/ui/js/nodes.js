@@ -4,7 +4,7 @@
 // (pod requests over allocatable), and the recent disruption decisions with their reasons.
 
 import { acquire, release } from './informer.js';
-import { badge, bytes, cond, esc, meter, notice, pending, quantity, relative, table } from './html.js';
+import { badge, bytes, cond, esc, meter, notice, pending, quantity, relative, stale, table } from './html.js';
 
 const MEMBERS = '/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters';
 const POOL_LABEL = 'karpenter.sh/nodepool';
@@ -47,7 +47,7 @@ function mountMember(el, member) {
     const title = `<h1><a href="#/nodes">Node pools</a> › ${esc(member)}</h1>`;
     const waiting = pending(nodes, `the nodes of ${member}`);
     if (waiting) { el.innerHTML = title + waiting; return; }
-    el.innerHTML = title + poolsHtml(pools, nodes, pods) + decisionsHtml(events);
+    el.innerHTML = title + stale(...all) + poolsHtml(pools, nodes, pods) + decisionsHtml(events);
   };
   const unsubscribe = all.map((informer) => informer.subscribe(render));
   render();

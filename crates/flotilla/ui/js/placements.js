@@ -4,11 +4,12 @@
 // cluster, and the resources placed.
 
 import { acquire, release } from './informer.js';
-import { badge, cond, esc, notice, pending, table } from './html.js';
+import { badge, cond, errorText, esc, notice, pending, stale, table } from './html.js';
 
 const GROUP = '/apis/placement.kubernetes-fleet.io/v1beta1';
 const CRPS = `${GROUP}/clusterresourceplacements`;
 const RPS = `${GROUP}/resourceplacements`;
+const PAGE = 100;
 
 /** The page: the list, or one placement (`[name]` or `[namespace, name]`). */
 export function mount(el, params) {
@@ -80,6 +81,13 @@ function mountOne(el, params) {
     ? `${GROUP}/namespaces/${encodeURIComponent(namespace)}/schedulingpolicysnapshots?labelSelector=${selector}`
     : `${GROUP}/clusterschedulingpolicysnapshots?labelSelector=${selector}`;
   const snapshots = acquire(snapshotPath);
+  let limit = PAGE;
+  const onClick = (event) => {
+    if (!event.target.closest('button[data-more]')) return;
+    limit += PAGE;
+    render();
+  };
+  el.addEventListener('click', onClick);
   const render = () => {
     const waiting = pending(placements, 'placements');
     const key = namespace ? `${namespace}/${name}` : name;
@@ -88,15 +96,16 @@ function mountOne(el, params) {
     if (waiting) { el.innerHTML = title + waiting; return; }
     if (!placement) { el.innerHTML = title + notice('empty', `There is no placement ${name}${namespace ? ` in ${namespace}` : ''}.`); return; }
     const snapshot = snapshots.list()[0];
-    el.innerHTML = `${title}
+    el.innerHTML = `${title}${stale(placements, snapshots)}
       <p>${esc(policyText(placement.spec.policy))} · strategy ${esc(placement.spec.strategy?.type || 'RollingUpdate')} · ${overall(placement)}</p>
       ${conditionsHtml(placement.status?.conditions || [])}
-      <h2>Clusters</h2>${clustersHtml(placement, snapshot, snapshots)}
+      <h2>Clusters</h2>${clustersHtml(placement, snapshot, snapshots, limit)}
       <h2>Resources placed</h2>${resourcesHtml(placement)}`;
   };
   const unsubscribe = [placements.subscribe(render), snapshots.subscribe(render)];
   render();
   return () => {
+    el.removeEventListener('click', onClick);
     unsubscribe.forEach((u) => u());
     release(placements);
     release(snapshots);
@@ -118,21 +127,23 @@ function rollout(status) {
   return step('Scheduled') + ' ' + step('Applied') + ' ' + step('Available');
 }
 
-function clustersHtml(placement, snapshot, snapshots) {
+function clustersHtml(placement, snapshot, snapshots, limit) {
   const byCluster = new Map((placement.status?.placementStatuses || []).filter((s) => s.clusterName).map((s) => [s.clusterName, s]));
   const decisions = snapshot?.status?.targetClusters || [];
   const names = new Set([...decisions.map((d) => d.clusterName), ...byCluster.keys()]);
+  const problem = snapshots.error ? notice('error', errorText(snapshots.error, 'scheduling decisions')) : '';
   if (!names.size) {
-    return snapshots.synced ? notice('empty', 'The scheduler has not considered any cluster yet.') : notice('empty', 'Loading the scheduling decisions…');
+    return problem || (snapshots.synced ? notice('empty', 'The scheduler has not considered any cluster yet.') : notice('empty', 'Loading the scheduling decisions…'));
   }
   const decisionOf = new Map(decisions.map((d) => [d.clusterName, d]));
-  const rows = [...names].sort().map((cluster) => {
+  const all = [...names].sort();
+  const rows = all.slice(0, limit).map((cluster) => {
     const decision = decisionOf.get(cluster);
     const status = byCluster.get(cluster);
     const score = decision?.clusterScore;
     const drifted = status?.driftedPlacements?.length || 0;
     const failed = status?.failedPlacements || [];
-    const verdict = decision ? badge(decision.selected ? 'Selected' : 'Rejected') : badge('Selected');
+    const verdict = decision ? badge(decision.selected ? 'Selected' : 'Rejected') : badge('Unknown', 'no scheduling decision read for this cluster');
     return [
       `<span data-cluster="${esc(cluster)}">${esc(cluster)}</span>`,
       verdict,
@@ -143,7 +154,10 @@ function clustersHtml(placement, snapshot, snapshots) {
       failed.map((f) => `${esc(f.kind)} ${esc(f.name)}: ${esc(f.condition?.message || '')}`).join('<br>'),
     ];
   });
-  return table(['Cluster', 'Verdict', 'Score', 'Reason', 'Rollout', 'Drift', 'Failures'], rows, '', 'class="clusters"');
+  const more = all.length > limit
+    ? `<p class="more">Showing ${limit} of ${all.length} clusters. <button type="button" data-more="clusters">Show ${Math.min(all.length - limit, PAGE)} more</button></p>`
+    : '';
+  return problem + table(['Cluster', 'Verdict', 'Score', 'Reason', 'Rollout', 'Drift', 'Failures'], rows, '', 'class="clusters"') + more;
 }
 
 function resourcesHtml(placement) {

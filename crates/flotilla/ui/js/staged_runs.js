@@ -4,7 +4,7 @@
 // grants them), then the deletion stage. Every state is a word as well as a colour.
 
 import { acquire, release } from './informer.js';
-import { badge, command, cond, countdown, esc, goDuration, notice, pending, span, table, tick } from './html.js';
+import { badge, command, cond, countdown, esc, goDuration, notice, pending, span, stale, summarised, table, tick } from './html.js';
 
 const GROUP = '/apis/placement.kubernetes-fleet.io/v1beta1';
 const RUNS = `${GROUP}/clusterstagedupdateruns`;
@@ -25,10 +25,15 @@ export function runState(run) {
   if (succeeded) return [succeeded.status === 'True' ? 'Succeeded' : 'Failed', succeeded.message];
   const progressing = cond(run, 'Progressing');
   if (progressing) {
-    if (progressing.reason === 'UpdateRunStopped') return ['Stopped', progressing.message];
-    if (progressing.reason === 'UpdateRunStuck') return ['Stuck', progressing.message];
-    if (progressing.status === 'False') return ['Waiting', progressing.message];
-    return ['Running', progressing.message];
+    const word = {
+      UpdateRunNotStarted: 'NotStarted',
+      UpdateRunStopping: 'Stopping',
+      UpdateRunStopped: 'Stopped',
+      UpdateRunStuck: 'Stuck',
+      UpdateRunStatusTooLarge: 'Failed',
+    }[progressing.reason];
+    if (word) return [word, progressing.message];
+    return [progressing.status === 'False' ? 'Waiting' : 'Running', progressing.message];
   }
   if (run.spec?.state === 'Initialize') return ['NotStarted', 'initialized only: set spec.state to Run to start'];
   return ['Pending', initialized?.message || 'initializing'];
@@ -83,7 +88,7 @@ function mountOne(el, params) {
     const run = runs.items.get(namespace ? `${namespace}/${name}` : name);
     if (waiting) { el.innerHTML = title + waiting; return; }
     if (!run) { el.innerHTML = title + notice('empty', `There is no staged update run ${name}${namespace ? ` in ${namespace}` : ''}.`); return; }
-    el.innerHTML = title + runHtml(run, requests, namespace);
+    el.innerHTML = title + stale(runs, requests) + runHtml(run, requests, namespace);
   };
   const unsubscribe = [runs.subscribe(render), requests.subscribe(render)];
   const ticker = setInterval(() => tick(el), 1000);
@@ -117,7 +122,6 @@ function stageState(stage) {
   const progressing = cond(stage, 'Progressing');
   if (!progressing) return 'NotStarted';
   if (progressing.reason === 'StageUpdatingWaiting') return 'Waiting';
-  if (progressing.reason === 'StageUpdatingStopped') return 'Stopped';
   return progressing.status === 'True' ? 'Running' : 'Pending';
 }
 
@@ -131,17 +135,18 @@ function clusterState(cluster) {
 
 function stageHtml(stage, config, requests, namespace) {
   const state = stageState(stage);
-  const clusters = (stage.clusters || []).map((cluster) => {
+  const drawCluster = (cluster) => {
     const [word, message] = clusterState(cluster);
-    return `<li class="cluster ${word}" data-cluster="${esc(cluster.clusterName)}">${esc(cluster.clusterName)} ${badge(word, message)}${word === 'Failed' ? `<div class="why">${esc(message)}</div>` : ''}</li>`;
-  });
+    return `<li class="cluster" data-cluster="${esc(cluster.clusterName)}">${esc(cluster.clusterName)} ${badge(word, message)}${word === 'Failed' ? `<div class="why">${esc(message)}</div>` : ''}</li>`;
+  };
+  const clusters = summarised(stage.clusters || [], (c) => clusterState(c)[0], drawCluster);
   const before = (stage.beforeStageTaskStatus || []).map((task) => taskHtml(task, config, stage, requests, namespace, 'before'));
   const after = (stage.afterStageTaskStatus || []).map((task) => taskHtml(task, config, stage, requests, namespace, 'after'));
   const progressing = cond(stage, 'Progressing');
-  return `<section class="stage ${state}" role="listitem" data-stage="${esc(stage.stageName)}" data-state="${esc(state)}">
+  return `<section class="stage" role="listitem" data-stage="${esc(stage.stageName)}" data-state="${esc(state)}">
     <h2>${esc(stage.stageName)} ${badge(state, progressing?.message || '')}</h2>
     ${before.length ? `<div class="tasks before"><h3>Before the stage</h3>${before.join('')}</div>` : ''}
-    <ul class="clusters">${clusters.join('') || '<li class="muted">no clusters</li>'}</ul>
+    <ul class="clusters">${clusters || '<li class="muted">no clusters</li>'}</ul>
     ${after.length ? `<div class="tasks after"><h3>After the stage</h3>${after.join('')}</div>` : ''}
   </section>`;
 }
@@ -174,21 +179,22 @@ function taskHtml(task, config, stage, requests, namespace, timing) {
   const kind = namespace ? 'approvalrequests' : 'clusterapprovalrequests';
   const nsFlag = namespace ? ` -n ${namespace}` : '';
   const generation = request.metadata.generation || 1;
-  const short = namespace ? '' : `Approve with ${command(`flotilla approve ${name}`, true)} or`;
-  const patch = `kubectl patch ${kind} ${name}${nsFlag} --type=merge -p '{"status":{"conditions":[{"type":"Approved","status":"True","reason":"ClusterApprovalRequestApproved","message":"ClusterApprovalRequest has been approved","lastTransitionTime":"'$(date --utc +%Y-%m-%dT%H:%M:%SZ)'","observedGeneration":${generation}}]}}' --subresource=status`;
+  const reason = namespace ? 'ApprovalRequest' : 'ClusterApprovalRequest';
+  const short = `Approve with ${command(`flotilla approve ${name}${nsFlag}`, true)} or`;
+  const patch = `kubectl patch ${kind} ${name}${nsFlag} --type=merge -p '{"status":{"conditions":[{"type":"Approved","status":"True","reason":"${reason}Approved","message":"${reason} has been approved","lastTransitionTime":"'$(date --utc +%Y-%m-%dT%H:%M:%SZ)'","observedGeneration":${generation}}]}}' --subresource=status`;
   // A before-stage request holds the stage from starting. An after-stage request may exist
   // before the stage ends (and may be approved early); the stage only waits for it once its
   // clusters are updated.
   const waiting = timing === 'before' || stageState(stage) === 'Waiting';
   const state = waiting ? badge('WaitingForApproval') : `${badge('Pending')} <span class="muted">approvable now; the stage waits for it after its clusters</span>`;
   return `<div class="task approval" data-task="Approval" data-request="${esc(name)}">${state} <strong>${esc(name)}</strong>
-    <p>${short || 'Approve with'}</p>${command(patch)}</div>`;
+    <p>${short}</p>${command(patch)}</div>`;
 }
 
 function deletionHtml(stage) {
   const clusters = stage.clusters || [];
   const state = stageState(stage);
-  return `<section class="stage deletion ${state}" role="listitem" data-stage="${esc(stage.stageName)}" data-state="${esc(state)}">
+  return `<section class="stage deletion" role="listitem" data-stage="${esc(stage.stageName)}" data-state="${esc(state)}">
     <h2>Deletion ${badge(state)}</h2>
     <ul class="clusters">${clusters.map((c) => {
       const [word, message] = clusterState(c);

@@ -6,7 +6,7 @@
 
 import { get } from './api.js';
 import { acquire, release } from './informer.js';
-import { badge, command, countdown, errorText, esc, notice, pending, span, table, tick, when } from './html.js';
+import { badge, command, countdown, errorText, esc, notice, pending, span, stale, summarised, table, tick, when } from './html.js';
 
 const GROUP = '/apis/updates.flotilla.dev/v1beta1';
 const RUNS = `${GROUP}/updateruns`;
@@ -59,33 +59,39 @@ function mountList(el) {
 function mountOne(el, name) {
   const runs = acquire(RUNS);
   const gates = acquire(GATES);
-  let forecast = null;
-  let forecastError = null;
+  el.innerHTML = `<h1><a href="#/update-runs">Update runs</a> › ${esc(name)}</h1>
+    <div id="run-body"></div><section id="forecast"><h2>Planned timeline</h2><div id="forecast-body">${notice('empty', 'Forecasting…')}</div></section>`;
+  const body = el.querySelector('#run-body');
+  const forecastBody = el.querySelector('#forecast-body');
+  // The forecast is refreshed in its own part of the page (selections elsewhere survive),
+  // one request at a time, and never after the page is left.
+  const abort = new AbortController();
+  let next = null;
   const refreshForecast = async () => {
     try {
-      forecast = await get(`${RUNS}/${encodeURIComponent(name)}/forecast`);
-      forecastError = null;
+      const forecast = await get(`${RUNS}/${encodeURIComponent(name)}/forecast`, abort.signal);
+      forecastBody.innerHTML = forecastHtml(forecast);
     } catch (error) {
-      forecastError = error;
+      if (abort.signal.aborted) return;
+      forecastBody.innerHTML = notice('error', errorText(error, 'forecast'));
     }
-    render();
+    if (!abort.signal.aborted) next = setTimeout(refreshForecast, FORECAST_EVERY_MS);
   };
   const render = () => {
-    const title = `<h1><a href="#/update-runs">Update runs</a> › ${esc(name)}</h1>`;
     const waiting = pending(runs, 'update runs');
     const run = runs.items.get(name);
-    if (waiting) { el.innerHTML = title + waiting; return; }
-    if (!run) { el.innerHTML = title + notice('empty', `There is no update run ${name}.`); return; }
-    el.innerHTML = title + runHtml(run, gates) + forecastHtml(forecast, forecastError);
+    if (waiting) { body.innerHTML = waiting; return; }
+    if (!run) { body.innerHTML = notice('empty', `There is no update run ${name}.`); return; }
+    body.innerHTML = stale(runs, gates) + runHtml(run, gates);
   };
   const unsubscribe = [runs.subscribe(render), gates.subscribe(render)];
   const ticker = setInterval(() => tick(el), 1000);
-  const forecaster = setInterval(refreshForecast, FORECAST_EVERY_MS);
   render();
   refreshForecast();
   return () => {
+    abort.abort();
+    clearTimeout(next);
     clearInterval(ticker);
-    clearInterval(forecaster);
     unsubscribe.forEach((u) => u());
     release(runs);
     release(gates);
@@ -101,7 +107,7 @@ function runHtml(run, gates) {
     ${progress.startTime ? `· started ${esc(when(progress.startTime))}` : ''}
     ${progress.completedTime ? `· finished ${esc(when(progress.completedTime))}` : ''}</p>
     ${progress.error ? `<p class="error" role="alert">${esc(progress.error.code)}: ${esc(progress.error.message)}</p>` : ''}
-    ${run.spec.state !== 'Start' && progress.state === 'NotStarted' ? `<p>Start it with ${command(`flotilla updaterun start ${run.metadata.name}`, true)}</p>` : ''}`;
+    ${(run.spec.state ?? 'NotStarted') === 'NotStarted' ? `<p>Start it with ${command(`flotilla updaterun start ${run.metadata.name}`, true)}</p>` : ''}`;
   if (!stages.length) return head + notice('empty', 'The run has no stages yet: it is being initialized.');
   const boxes = stages.map((stage) => stageHtml(stage, gates));
   return `${head}<div class="diagram" role="list" aria-label="stages">${boxes.join('<span class="arrow" aria-hidden="true">→</span>')}</div>`;
@@ -135,7 +141,7 @@ function groupHtml(group, gates) {
   return `<section class="group" data-group="${esc(group.name)}">
     <h3>${esc(group.name)} ${badge(progress.state || 'NotStarted')} <span class="muted">${members.length} members · ${esc(group.failureCount || 0)}/${esc(group.maxAllowedFailures ?? 0)} failures allowed · ${esc(group.maxConcurrency || 1)} at a time</span></h3>
     ${(group.beforeGates || []).map((g) => gateHtml(g, gates)).join('')}
-    <ul class="members">${members.map(memberHtml).join('')}</ul>
+    <ul class="members">${summarised(members, (m) => m.state || 'NotStarted', memberHtml)}</ul>
     ${(group.afterGates || []).map((g) => gateHtml(g, gates)).join('')}
   </section>`;
 }
@@ -152,7 +158,7 @@ function stageHtml(stage, gates) {
       ? `<div class="task" data-task="wait">${badge('Waiting')} ${countdown(Date.parse(wait.startTime) + seconds * 1000)} of ${esc(span(seconds))}</div>`
       : `<div class="task" data-task="wait">${badge(waitState)} wait ${esc(span(seconds))}</div>`;
   }
-  return `<section class="stage ${state}" role="listitem" data-stage="${esc(stage.name)}" data-state="${esc(state)}">
+  return `<section class="stage" role="listitem" data-stage="${esc(stage.name)}" data-state="${esc(state)}">
     <h2>${esc(stage.name)} ${badge(state, progress.error?.message || '')}</h2>
     ${progress.error ? `<p class="why">${esc(progress.error.message)}</p>` : ''}
     ${(stage.beforeGates || []).map((g) => gateHtml(g, gates)).join('')}
@@ -162,13 +168,10 @@ function stageHtml(stage, gates) {
   </section>`;
 }
 
-function forecastHtml(forecast, error) {
-  const heading = '<h2>Planned timeline</h2>';
-  if (error) return heading + notice('error', errorText(error, 'the forecast'));
-  if (!forecast) return heading + notice('empty', 'Forecasting…');
+function forecastHtml(forecast) {
   const end = forecast.end?.finished
     ? `Predicted to finish ${esc(when(forecast.end.finished.at))} (${esc(forecast.end.finished.state)})`
     : `Predicted to get stuck: ${esc((forecast.end?.stuck?.reasons || []).slice(0, 3).join('; '))}`;
-  return `${heading}<p id="forecast-end">${end}. <span class="muted">Assumes approvals come at once; the same as ${command(`flotilla updaterun plan ${forecast.metadata.name}`, true)}.</span></p>
+  return `<p id="forecast-end">${end}. <span class="muted">Assumes approvals come at once; the same as ${command(`flotilla updaterun plan ${forecast.metadata.name}`, true)}.</span></p>
     <pre class="timeline">${esc(forecast.timeline)}</pre>`;
 }
