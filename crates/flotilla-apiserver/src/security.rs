@@ -9,6 +9,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use futures::StreamExt;
+use http_body::Body as _;
 use http::HeaderMap;
 
 use crate::audit::{AuditEntry, AuditLog};
@@ -153,13 +154,7 @@ impl Security {
         {
             Ok(admitted) => {
                 let response = inner(req, admitted.user.clone()).await;
-                let slot = admitted.slot;
-                let response = response.map(|body| {
-                    Body::from_stream(body.into_data_stream().map(move |chunk| {
-                        let _held = &slot;
-                        chunk
-                    }))
-                });
+                let response = hold_until_sent(response, admitted.slot);
                 (response, Some(admitted.user), admitted.reason)
             }
             Err(refused) => (
@@ -182,3 +177,20 @@ impl Security {
         response
     }
 }
+
+/// `response` with `slot` held until its body has been sent: a stream (a watch, a proxied
+/// body) keeps its client's slot while it flows. A body already complete in memory (its size
+/// known: the common case) is left as it is and the slot freed now, since turning it into a
+/// stream would cost every request an extra frame and its `content-length`.
+fn hold_until_sent(response: Response, slot: Slot) -> Response {
+    if response.body().size_hint().exact().is_some() {
+        return response;
+    }
+    response.map(|body| {
+        Body::from_stream(body.into_data_stream().map(move |chunk| {
+            let _held = &slot;
+            chunk
+        }))
+    })
+}
+

@@ -25,6 +25,10 @@ const CREATE_NS: &str = "bench-create";
 const LIST_NS: &str = "bench-list";
 /// HTTPS creates must reach at least etcd's raw put throughput.
 const CREATE_TARGET_RATIO: f64 = 1.0;
+/// Single GETs measured through the gate and without it, each.
+const GET_SAMPLES: usize = 2000;
+/// The gate may add at most this share of a GET's latency (issue 8).
+const GATE_TARGET_PERCENT: f64 = 5.0;
 /// Median latency a full list may take, in milliseconds.
 const LIST_TARGET_MS: f64 = 100.0;
 
@@ -74,6 +78,7 @@ pub async fn run_once(
     let list = list_latency(&hub.client()?, plan.list_objects, plan.lists).await?;
     let gets = get_throughput_h2(plan, &hub.h2_client()?).await?;
     let gets_ungated = get_throughput_h2(plan, &hub.h2_client_ungated()?).await?;
+    let (latency, latency_ungated) = get_latencies(hub).await?;
     let mut rows = vec![
         Row {
             figure: format!(
@@ -116,14 +121,34 @@ pub async fn run_once(
             target: Target::None,
         },
         Row {
-            figure: format!(
-                "the same GETs without the gate: gated/ungated {:.2}",
-                gets / gets_ungated
-            ),
+            figure: "the same GETs without the gate".to_string(),
             value: gets_ungated,
             unit: "GETs/s",
             etcd: None,
             target: Target::None,
+        },
+        Row {
+            figure: format!(
+                "GET latency over HTTPS/2, one at a time, through the gate (median of {GET_SAMPLES})"
+            ),
+            value: latency,
+            unit: "µs",
+            etcd: None,
+            target: Target::None,
+        },
+        Row {
+            figure: "the same GETs without the gate (alternating with them)".to_string(),
+            value: latency_ungated,
+            unit: "µs",
+            etcd: None,
+            target: Target::None,
+        },
+        Row {
+            figure: "the gate's share of GET latency (authn, RBAC, limits)".to_string(),
+            value: 100.0 * (latency - latency_ungated) / latency,
+            unit: "%",
+            etcd: None,
+            target: Target::AtMost(GATE_TARGET_PERCENT),
         },
     ];
     rows.extend(watch::run_once(plan).await?);
@@ -172,6 +197,33 @@ async fn get_throughput_h2(plan: &Plan, client: &super::https::H2Client) -> Resu
         })
         .collect::<Vec<_>>();
     throughput(workers, plan.duration).await
+}
+
+/// Median latencies in µs of single GETs through the gate and without it: [`GET_SAMPLES`]
+/// of each, alternating, each over its own warm HTTP/2 connection, so both see the same
+/// machine noise.
+async fn get_latencies(hub: &HttpsHub) -> Result<(f64, f64)> {
+    let mut gated = H2Getter {
+        client: hub.h2_client()?,
+    };
+    let mut ungated = H2Getter {
+        client: hub.h2_client_ungated()?,
+    };
+    gated.step().await?;
+    ungated.step().await?;
+    let mut times = (
+        Vec::with_capacity(GET_SAMPLES),
+        Vec::with_capacity(GET_SAMPLES),
+    );
+    for _ in 0..GET_SAMPLES {
+        let start = Instant::now();
+        gated.step().await?;
+        times.0.push(start.elapsed().as_secs_f64() * 1e6);
+        let start = Instant::now();
+        ungated.step().await?;
+        times.1.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok((median(times.0), median(times.1)))
 }
 
 /// One stream of GETs of the first listed ConfigMap.
