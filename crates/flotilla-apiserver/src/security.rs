@@ -9,8 +9,8 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use futures::StreamExt;
-use http_body::Body as _;
 use http::HeaderMap;
+use http_body::Body as _;
 
 use crate::audit::{AuditEntry, AuditLog};
 use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo};
@@ -193,4 +193,3 @@ fn hold_until_sent(response: Response, slot: Slot) -> Response {
         }))
     })
 }
-

@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::browser::{Browser, artifacts_dir};
 use common::dashboard::sign_in;
 use common::{HubProcess, examples_dir, member_kubeconfig, on_member};
@@ -141,16 +139,7 @@ fn an_admin_follows_a_staged_run_live_and_approves_it_with_kubectl() {
         .map(|c| c.text())
         .find(|c| c.starts_with("kubectl patch clusterapprovalrequests"))
         .expect("the kubectl approval command on the page");
-    let out = Command::new("bash")
-        .args(["-c", &patch])
-        .env("KUBECONFIG", hub.kubeconfig())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{patch}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    hub.shell_ok(&patch);
 
     browser.wait_for_text("#run-state", "Succeeded", 180);
     for stage in ["staging", "canary", "production"] {

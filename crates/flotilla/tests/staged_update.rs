@@ -254,18 +254,8 @@ fn the_seed_scenario_runs_stage_by_stage_with_its_wait_and_approval() {
     let patch = format!(
         r#"kubectl patch clusterapprovalrequests {request} --type=merge -p '{{"status":{{"conditions":[{{"type":"Approved","status":"True","reason":"testPassed","message":"lgtm","lastTransitionTime":"'$(date --utc +%Y-%m-%dT%H:%M:%SZ)'","observedGeneration":1}}]}}}}' --subresource=status"#
     );
-    let out = Command::new("bash")
-        .args(["-c", &patch])
-        .env("KUBECONFIG", hub.kubeconfig())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
+        hub.shell_ok(&patch),
         format!("clusterapprovalrequest.placement.kubernetes-fleet.io/{request} patched")
     );
 

@@ -68,6 +68,14 @@ pub fn locate_or_install() -> Result<PathBuf, LaunchError> {
     if let Some(path) = locate() {
         return Ok(path);
     }
+    apt_install(&["etcd-server"]).map_err(LaunchError::NotInstalled)?;
+    locate().ok_or_else(|| LaunchError::NotInstalled("no etcd on PATH afterwards".to_owned()))
+}
+
+/// Installs Debian `packages` for a test harness (`apt-get install -y`, through `sudo -n`
+/// unless running as root, refreshing the package lists if the first attempt fails), so tests
+/// need no set-up by hand; the error is apt's.
+pub fn apt_install(packages: &[&str]) -> Result<(), String> {
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -86,17 +94,15 @@ pub fn locate_or_install() -> Result<PathBuf, LaunchError> {
             .stdin(Stdio::null())
             .output()
     };
-    let install = ["install", "-y", "etcd-server"];
-    let installed = match apt(&install) {
+    let install: Vec<&str> = ["install", "-y"].iter().chain(packages).copied().collect();
+    match apt(&install) {
         Ok(output) if output.status.success() => Ok(()),
         _ => match apt(&["update"]).and_then(|_| apt(&install)) {
             Ok(output) if output.status.success() => Ok(()),
             Ok(output) => Err(String::from_utf8_lossy(&output.stderr).trim().to_owned()),
             Err(error) => Err(error.to_string()),
         },
-    };
-    installed.map_err(LaunchError::NotInstalled)?;
-    locate().ok_or_else(|| LaunchError::NotInstalled("no etcd on PATH afterwards".to_owned()))
+    }
 }
 
 /// A running one-member etcd cluster.

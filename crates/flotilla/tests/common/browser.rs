@@ -386,33 +386,7 @@ fn locate_or_install() -> (PathBuf, PathBuf) {
     if let Some(found) = locate() {
         return found;
     }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|output| output.stdout.trim_ascii() == b"0");
-    let apt = |args: &[&str]| {
-        let mut command = if root {
-            Command::new("apt-get")
-        } else {
-            let mut sudo = Command::new("sudo");
-            sudo.args(["-n", "apt-get"]);
-            sudo
-        };
-        command
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdin(Stdio::null())
-            .output()
-    };
-    let install = ["install", "-y", "chromium", "chromium-driver"];
-    let installed = match apt(&install) {
-        Ok(output) if output.status.success() => Ok(()),
-        _ => match apt(&["update"]).and_then(|_| apt(&install)) {
-            Ok(output) if output.status.success() => Ok(()),
-            Ok(output) => Err(String::from_utf8_lossy(&output.stderr).trim().to_owned()),
-            Err(error) => Err(error.to_string()),
-        },
-    };
+    let installed = flotilla_store::etcd::testing::apt_install(&["chromium", "chromium-driver"]);
     if let Err(error) = installed {
         panic!("chromium or chromedriver is not on PATH and installing them failed: {error}");
     }

@@ -125,6 +125,23 @@ impl HubProcess {
         }
     }
 
+    /// Runs `script` (a command line a user would paste, quotes and `$(…)` included) in bash
+    /// with `KUBECONFIG` pointing at this hub; panics with its stderr if it fails, else
+    /// returns its stdout, trimmed.
+    pub fn shell_ok(&self, script: &str) -> String {
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .env("KUBECONFIG", self.kubeconfig())
+            .output()
+            .expect("bash");
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// A kubectl command pointed at this hub with a private discovery cache.
     pub fn kubectl_cmd(&self, args: &[&str]) -> Command {
         kubectl_command(&self.kubeconfig(), self.cache.path(), args)
