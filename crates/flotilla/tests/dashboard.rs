@@ -174,6 +174,8 @@ fn an_admin_follows_a_staged_run_live_and_approves_it_with_kubectl() {
     let event = hub.dir().join("hostile-event.yaml");
     std::fs::write(&event, HOSTILE_EVENT).unwrap();
     on_member(&hub, &member, &["create", "-f", event.to_str().unwrap()]).expect("event created");
+    let pool = examples_dir().join("nodes/nodepool-default.yaml");
+    on_member(&hub, &member, &["apply", "-f", pool.to_str().unwrap()]).expect("pool applied");
     browser.goto(&format!("{}/ui/#/nodes/member-cluster-01", hub.server()));
     browser.wait_for_text("main", "aks-system", 30);
     let decisions = browser.wait_for_text("table.decisions", "<img src=x", 30);
@@ -182,6 +184,13 @@ fn an_admin_follows_a_staged_run_live_and_approves_it_with_kubectl() {
         browser.execute("return window.pwned === undefined", &[]),
         true
     );
+    // The pool says how many nodes each reason may disrupt now, and which budget says so.
+    let budgets = browser.wait_for_text(
+        "section.pool[data-pool=\"default\"] table.budgets",
+        "Underutilized",
+        30,
+    );
+    assert!(budgets.contains("budget"), "{budgets}");
     browser.screenshot("09-node-pools");
     let errors: Vec<String> = browser
         .console_errors()

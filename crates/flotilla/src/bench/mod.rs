@@ -220,7 +220,9 @@ mod tests {
     fn assert_measured(report: &Report, figures: usize) {
         assert_eq!(report.rows.len(), figures, "{report}");
         for row in &report.rows {
-            assert!(row.value.is_finite() && row.value > 0.0, "{report}");
+            // A share (%) of two noisy latencies may come out at or below zero.
+            let positive = row.value > 0.0 || row.unit == "%";
+            assert!(row.value.is_finite() && positive, "{report}");
             assert_eq!(row.etcd, None, "{report}");
         }
     }
@@ -238,7 +240,7 @@ mod tests {
         let report = measure(&BenchCommand::Api(quick()))
             .await
             .expect("bench api");
-        assert_measured(&report, 9);
+        assert_measured(&report, 14);
     }
 
     #[test]
