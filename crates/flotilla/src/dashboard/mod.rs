@@ -12,6 +12,7 @@ mod assets;
 pub mod forecast;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::Path;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -36,11 +37,14 @@ pub fn with_dashboard(app: Router) -> Router {
 /// API), no framing, no sniffing, no referrer.
 fn serve(path: &str) -> Response {
     let (status, content_type, body) = match Asset::find(path) {
-        Some(asset) => (StatusCode::OK, asset.content_type, asset.body.to_vec()),
+        // Served from the binary's static bytes, not copied per request.
+        Some(asset) => (StatusCode::OK, asset.content_type, Body::from(asset.body)),
         None => (
             StatusCode::NOT_FOUND,
             "text/plain; charset=utf-8",
-            format!("no dashboard page {path:?}; the dashboard starts at /ui/\n").into_bytes(),
+            Body::from(format!(
+                "no dashboard page {path:?}; the dashboard starts at /ui/\n"
+            )),
         ),
     };
     (
