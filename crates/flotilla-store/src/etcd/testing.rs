@@ -116,16 +116,12 @@ impl LocalEtcd {
     /// Starts `binary` as a one-member cluster on loopback and waits until it serves.
     pub async fn start(binary: &Path) -> Result<LocalEtcd, LaunchError> {
         let version = version(binary)?;
-        let dir = temp_dir()?;
-        let mut specs = MemberSpec::cluster(binary, dir.path(), 1)?;
-        let member = Member::start(specs.remove(0))?;
-        let mut etcd = LocalEtcd {
-            member,
+        let (mut members, dir) = start_members(binary, 1).await?;
+        Ok(LocalEtcd {
+            member: members.remove(0),
             version,
             dir,
-        };
-        wait_serving(std::slice::from_mut(&mut etcd.member)).await?;
-        Ok(etcd)
+        })
     }
 
     /// The client URL.
@@ -154,14 +150,8 @@ impl LocalEtcdCluster {
     /// Starts `size` members of one cluster and waits until every member serves (which needs
     /// an elected leader).
     pub async fn start(binary: &Path, size: usize) -> Result<LocalEtcdCluster, LaunchError> {
-        let dir = temp_dir()?;
-        let members = MemberSpec::cluster(binary, dir.path(), size)?
-            .into_iter()
-            .map(Member::start)
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut cluster = LocalEtcdCluster { members, _dir: dir };
-        wait_serving(&mut cluster.members).await?;
-        Ok(cluster)
+        let (members, dir) = start_members(binary, size).await?;
+        Ok(LocalEtcdCluster { members, _dir: dir })
     }
 
     /// Every member's client URL, killed members included (clients are given them all).
@@ -371,6 +361,37 @@ impl Member {
 impl Drop for Member {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// How many times a cluster is started on fresh ports: a port probed free can be taken by
+/// another process (a parallel test) before etcd binds it.
+const PORT_ATTEMPTS: usize = 3;
+
+/// Starts `size` members of one new cluster in a new data directory and waits until every
+/// member serves; when a member finds its port taken, starts again on fresh ports (the
+/// members already started are killed as they are dropped).
+async fn start_members(binary: &Path, size: usize) -> Result<(Vec<Member>, TempDir), LaunchError> {
+    let mut attempt = 1;
+    loop {
+        let dir = temp_dir()?;
+        let started = async {
+            let mut members = MemberSpec::cluster(binary, dir.path(), size)?
+                .into_iter()
+                .map(Member::start)
+                .collect::<Result<Vec<_>, _>>()?;
+            wait_serving(&mut members).await?;
+            Ok(members)
+        };
+        match started.await {
+            Ok(members) => return Ok((members, dir)),
+            Err(LaunchError::NotServing { log, .. })
+                if attempt < PORT_ATTEMPTS && log.contains("address already in use") =>
+            {
+                attempt += 1;
+            }
+            Err(error) => return Err(error),
+        }
     }
 }
 
