@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::auth::UserInfo;
 use crate::rbac::Attributes;
@@ -50,7 +50,7 @@ impl AuditLog {
 
     /// Appends one entry. A failing disk is logged, never fails the request.
     pub fn record(&self, entry: &AuditEntry<'_>) {
-        let mut line = serde_json::to_vec(&entry_json(entry)).unwrap_or_default();
+        let mut line = serde_json::to_vec(&Line::of(entry)).unwrap_or_default();
         line.push(b'\n');
         let mut file = self
             .file
@@ -62,37 +62,115 @@ impl AuditLog {
     }
 }
 
-fn entry_json(entry: &AuditEntry<'_>) -> serde_json::Value {
-    let (user, groups) = match entry.user {
-        Some(u) => (u.name.as_str(), u.groups.clone()),
-        None => ("system:anonymous", vec![]),
-    };
-    let mut line = json!({
-        "time": entry.time,
-        "user": user,
-        "groups": groups,
-        "verb": entry.attributes.verb(),
-        "code": entry.code,
-        "result": if entry.code < 400 { "success" } else { "failure" },
-    });
-    match entry.attributes {
-        Attributes::Resource(r) => {
-            line["apiGroup"] = json!(r.group);
-            line["resource"] = json!(r.resource);
-            if let Some(s) = &r.subresource {
-                line["subresource"] = json!(s);
+/// One audit line, serialized straight from the request's data (no intermediate JSON value),
+/// with its fields in a fixed order: `time`, `user`, `groups`, `verb`, `code`, `result`, then
+/// what was asked, then `reason`.
+#[derive(Serialize)]
+struct Line<'a> {
+    time: &'a str,
+    user: &'a str,
+    groups: &'a [String],
+    verb: &'a str,
+    code: u16,
+    result: &'static str,
+    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
+    api_group: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subresource: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+}
+
+impl<'a> Line<'a> {
+    fn of(entry: &AuditEntry<'a>) -> Self {
+        let (user, groups) = match entry.user {
+            Some(u) => (u.name.as_str(), u.groups.as_slice()),
+            None => ("system:anonymous", &[][..]),
+        };
+        let mut line = Line {
+            time: entry.time,
+            user,
+            groups,
+            verb: entry.attributes.verb(),
+            code: entry.code,
+            result: if entry.code < 400 {
+                "success"
+            } else {
+                "failure"
+            },
+            api_group: None,
+            resource: None,
+            subresource: None,
+            namespace: None,
+            name: None,
+            path: None,
+            reason: entry.reason,
+        };
+        match entry.attributes {
+            Attributes::Resource(r) => {
+                line.api_group = Some(&r.group);
+                line.resource = Some(&r.resource);
+                line.subresource = r.subresource.as_deref();
+                line.namespace = r.namespace.as_deref();
+                line.name = r.name.as_deref();
             }
-            if let Some(ns) = &r.namespace {
-                line["namespace"] = json!(ns);
-            }
-            if let Some(n) = &r.name {
-                line["name"] = json!(n);
-            }
+            Attributes::NonResource { path, .. } => line.path = Some(path),
         }
-        Attributes::NonResource { path, .. } => line["path"] = json!(path),
+        line
     }
-    if !entry.reason.is_empty() {
-        line["reason"] = json!(entry.reason);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rbac::attributes::ResourceAttributes;
+
+    fn line(entry: &AuditEntry<'_>) -> String {
+        String::from_utf8(serde_json::to_vec(&Line::of(entry)).unwrap()).unwrap()
     }
-    line
+
+    #[test]
+    fn lines_keep_their_field_order_and_omit_what_is_absent() {
+        let alice = UserInfo::new("alice", ["team".to_string()]);
+        let created = Attributes::Resource(ResourceAttributes {
+            verb: "create".into(),
+            group: "".into(),
+            resource: "configmaps".into(),
+            subresource: None,
+            namespace: Some("app".into()),
+            name: Some("cm".into()),
+        });
+        assert_eq!(
+            line(&AuditEntry {
+                time: "2026-11-22T05:00:00Z",
+                user: Some(&alice),
+                attributes: &created,
+                code: 201,
+                reason: "RBAC: allowed by ClusterRoleBinding \"x\"",
+            }),
+            r#"{"time":"2026-11-22T05:00:00Z","user":"alice","groups":["team","system:authenticated"],"verb":"create","code":201,"result":"success","apiGroup":"","resource":"configmaps","namespace":"app","name":"cm","reason":"RBAC: allowed by ClusterRoleBinding \"x\""}"#
+        );
+        let probe = Attributes::NonResource {
+            verb: "get".into(),
+            path: "/metrics".into(),
+        };
+        assert_eq!(
+            line(&AuditEntry {
+                time: "t",
+                user: None,
+                attributes: &probe,
+                code: 401,
+                reason: "",
+            }),
+            r#"{"time":"t","user":"system:anonymous","groups":[],"verb":"get","code":401,"result":"failure","path":"/metrics"}"#
+        );
+    }
 }

@@ -54,6 +54,31 @@ pub struct Written {
     pub warnings: Vec<String>,
     /// True if the write created the object (201 rather than 200).
     pub created: bool,
+    /// What was stored, when the write stored something (not for dry runs and no-ops).
+    pub stored: Option<StoredForm>,
+}
+
+/// The bytes a write stored and the revision it got: a JSON response can serve them with the
+/// resourceVersion spliced in ([`raw::splice_revision`]) instead of serializing the object again,
+/// which for megabyte statuses is most of a write's response cost.
+#[derive(Debug, Clone)]
+pub struct StoredForm {
+    /// The stored bytes (canonical layout, storage version, no resourceVersion).
+    pub bytes: Bytes,
+    /// The write's revision.
+    pub revision: i64,
+}
+
+impl Written {
+    /// The object as plain JSON straight from the stored bytes, when the request is for the
+    /// storage version; `None` when the object has to be rendered from [`Written::object`].
+    pub fn stored_json(&self, info: &ResourceInfo) -> Option<Bytes> {
+        let stored = self.stored.as_ref()?;
+        if info.version != info.storage_version {
+            return None;
+        }
+        raw::splice_revision(&stored.bytes, stored.revision)
+    }
 }
 
 /// `DeleteOptions` the engine honours.
@@ -157,7 +182,7 @@ fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
         api_version: &api_version,
         obj,
     };
-    Bytes::from(serde_json::to_vec(&stored).unwrap_or_default())
+    crate::json_bytes::to_bytes(&stored)
 }
 
 /// An object as stored: see [`encode`].
@@ -441,12 +466,14 @@ impl Engine {
                 object: obj,
                 warnings,
                 created: true,
+                stored: None,
             });
         }
         let key = info.key(ns, &name);
+        let bytes = encode(info, &obj);
         let kv = self
             .store
-            .create(&key, encode(info, &obj))
+            .create(&key, bytes.clone())
             .await
             .map_err(|e| match e {
                 StoreError::AlreadyExists { .. } => ApiError::already_exists(&target(info, &name)),
@@ -457,6 +484,10 @@ impl Engine {
             object: with_revision(obj, kv.mod_revision),
             warnings,
             created: true,
+            stored: Some(StoredForm {
+                bytes,
+                revision: kv.mod_revision,
+            }),
         })
     }
 
@@ -605,6 +636,7 @@ impl Engine {
                 object: old,
                 warnings,
                 created: false,
+                stored: None,
             });
         }
         if opts.dry_run {
@@ -612,6 +644,7 @@ impl Engine {
                 object: obj,
                 warnings,
                 created: false,
+                stored: None,
             });
         }
         let key = info.key(ns, name);
@@ -630,11 +663,13 @@ impl Engine {
                 object: gone,
                 warnings,
                 created: false,
+                stored: None,
             });
         }
+        let bytes = encode(info, &obj);
         let kv = self
             .store
-            .update(&key, encode(info, &obj), rv)
+            .update(&key, bytes.clone(), rv)
             .await
             .map_err(|e| self.write_error(info, name, e))?;
         self.after_write(info).await;
@@ -642,6 +677,10 @@ impl Engine {
             object: with_revision(obj, kv.mod_revision),
             warnings,
             created: false,
+            stored: Some(StoredForm {
+                bytes,
+                revision: kv.mod_revision,
+            }),
         })
     }
 

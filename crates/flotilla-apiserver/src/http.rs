@@ -165,7 +165,7 @@ pub fn parse_path(path: &str) -> Option<Route> {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response {
-    bytes_response(code, serde_json::to_vec(value).unwrap_or_default())
+    bytes_response(code, crate::json_bytes::to_bytes(value))
 }
 
 fn bytes_response(code: StatusCode, body: impl Into<Body>) -> Response {
@@ -174,6 +174,16 @@ fn bytes_response(code: StatusCode, body: impl Into<Body>) -> Response {
         .header(header::CONTENT_TYPE, "application/json")
         .body(body.into())
         .unwrap_or_default()
+}
+
+/// `resp` with one `Warning: 299` header per warning, as kube-apiserver sends them.
+fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - {:?}", w)) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
 }
 
 /// The Kubernetes `Status` response for `err`.
@@ -592,6 +602,11 @@ impl ResourceRequest<'_> {
         } else {
             StatusCode::OK
         };
+        if self.output == Output::Objects
+            && let Some(body) = w.stored_json(&self.info)
+        {
+            return with_warnings(bytes_response(code, body), &w.warnings);
+        }
         self.output.object(
             &self.info,
             w.object,
@@ -752,13 +767,10 @@ impl Output {
         warnings: &[String],
         now: jiff::Timestamp,
     ) -> Response {
-        let mut resp = json_response(code, &render::object(self, info, obj, now));
-        for w in warnings {
-            if let Ok(v) = HeaderValue::from_str(&format!("299 - {:?}", w)) {
-                resp.headers_mut().append(header::WARNING, v);
-            }
-        }
-        resp
+        with_warnings(
+            json_response(code, &render::object(self, info, obj, now)),
+            warnings,
+        )
     }
 }
 

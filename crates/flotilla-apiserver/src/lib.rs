@@ -19,6 +19,7 @@ pub mod finalizer;
 pub mod gc;
 pub mod hooks;
 pub mod http;
+mod json_bytes;
 pub mod limits;
 pub mod metrics;
 pub mod object;
