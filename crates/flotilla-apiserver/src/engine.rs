@@ -927,11 +927,12 @@ fn rand_u128() -> u128 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::registry::resources_of;
 
-    fn configmaps() -> ResourceInfo {
+    /// ConfigMaps as the engine serves them, for tests.
+    pub(crate) fn configmaps() -> ResourceInfo {
         let crd = json!({"spec": {"group": "", "scope": "Namespaced", "names": {"plural": "configmaps", "kind": "ConfigMap"},
             "versions": [{"name": "v1", "served": true, "storage": true}]}});
         resources_of(&crd, true).remove(0)

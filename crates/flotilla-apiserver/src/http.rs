@@ -26,7 +26,7 @@ use crate::render::{self, Output};
 use crate::security::Security;
 use crate::selectors::ListFilter;
 use crate::status::{ApiError, ApiResult};
-use crate::watch::WatchOptions;
+use crate::watch::{WatchObject, WatchOptions};
 use crate::{discovery, openapi};
 
 /// Largest accepted request body (kube-apiserver's limit is 3 MiB).
@@ -666,13 +666,27 @@ impl ResourceRequest<'_> {
         let clock = engine.clock.clone();
         let mut first = true;
         let stream = ReceiverStream::new(rx).map(move |event| {
-            let object =
-                output.watch_object(&info, event.object, event.event_type, first, clock.now());
+            let line = match (output, event.object) {
+                (Output::Objects, WatchObject::Json(json)) => {
+                    crate::watch::json_line(event.event_type, &json)
+                }
+                (_, object) => {
+                    let object = output.watch_object(
+                        &info,
+                        object.into_value(),
+                        event.event_type,
+                        first,
+                        clock.now(),
+                    );
+                    let mut line =
+                        serde_json::to_vec(&json!({"type": event.event_type, "object": object}))
+                            .unwrap_or_default();
+                    line.push(b'\n');
+                    Bytes::from(line)
+                }
+            };
             first = false;
-            let mut line = serde_json::to_vec(&json!({"type": event.event_type, "object": object}))
-                .unwrap_or_default();
-            line.push(b'\n');
-            Ok::<Bytes, std::convert::Infallible>(Bytes::from(line))
+            Ok::<Bytes, std::convert::Infallible>(line)
         });
         Ok(Response::builder()
             .status(StatusCode::OK)

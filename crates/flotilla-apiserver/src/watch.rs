@@ -5,12 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use flotilla_store::{Event, EventKind, StoreError};
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::engine::{Engine, decode};
+use crate::raw;
 use crate::registry::ResourceInfo;
 use crate::selectors::ListFilter;
 use crate::status::{ApiError, ApiResult};
@@ -38,7 +40,31 @@ pub struct WatchEvent {
     /// ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.
     pub event_type: &'static str,
     /// The object (or a Status for ERROR).
-    pub object: Value,
+    pub object: WatchObject,
+}
+
+/// The object of a watch event: parsed, or, when nothing about the watch needs it parsed (no
+/// selectors, the storage version), the stored JSON with its resourceVersion spliced in, which
+/// a JSON watch stream sends as it is. Every controller watches, and most watch this way, so
+/// this saves a parse and a serialization of every object per watcher per change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchObject {
+    /// A parsed object (initial events, selector watches, other versions, bookmarks, errors).
+    Parsed(Value),
+    /// The object's JSON, exactly as a read would return it.
+    Json(Bytes),
+}
+
+impl WatchObject {
+    /// The object as a JSON value, parsing it if it is still bytes.
+    pub fn into_value(self) -> Value {
+        match self {
+            WatchObject::Parsed(value) => value,
+            WatchObject::Json(json) => serde_json::from_slice(&json).unwrap_or_else(|e| {
+                ApiError::internal(format!("stored object is not valid JSON: {e}")).to_status()
+            }),
+        }
+    }
 }
 
 /// Open watches are counted while this guard lives.
@@ -81,7 +107,7 @@ impl Engine {
             after = list.resource_version;
             initial_events.extend(list.items.into_iter().map(|object| WatchEvent {
                 event_type: "ADDED",
-                object,
+                object: WatchObject::Parsed(object),
             }));
             if opts.send_initial_events {
                 initial_events.push(bookmark(&info, after, true));
@@ -113,7 +139,9 @@ fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> WatchEvent
     }
     WatchEvent {
         event_type: "BOOKMARK",
-        object: json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta}),
+        object: WatchObject::Parsed(
+            json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta}),
+        ),
     }
 }
 
@@ -121,7 +149,7 @@ fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> WatchEvent
 pub fn error_event(err: &ApiError) -> WatchEvent {
     WatchEvent {
         event_type: "ERROR",
-        object: err.to_status(),
+        object: WatchObject::Parsed(err.to_status()),
     }
 }
 
@@ -205,6 +233,21 @@ pub fn translate(
     filter: &ListFilter,
     event: &Event,
 ) -> ApiResult<Option<WatchEvent>> {
+    if filter.selects_everything()
+        && info.version == info.storage_version
+        && let Some(json) = raw::splice_revision(&event.kv.value, event.kv.mod_revision)
+    {
+        // Everything in the watched prefix is selected, before and after.
+        let event_type = match (event.kind, &event.prev) {
+            (EventKind::Delete, _) => "DELETED",
+            (EventKind::Put, None) => "ADDED",
+            (EventKind::Put, Some(_)) => "MODIFIED",
+        };
+        return Ok(Some(WatchEvent {
+            event_type,
+            object: WatchObject::Json(json),
+        }));
+    }
     let object = decode(info, &event.kv)?;
     let now_matches = filter.matches(&object);
     // Without selectors the previous version matched if there was one: no need to decode it.
@@ -223,5 +266,89 @@ pub fn translate(
             (false, false) => return Ok(None),
         },
     };
-    Ok(Some(WatchEvent { event_type, object }))
+    Ok(Some(WatchEvent {
+        event_type,
+        object: WatchObject::Parsed(object),
+    }))
+}
+
+/// One line of a JSON watch stream, `{"type":…,"object":…}`, around an object's JSON as is.
+pub(crate) fn json_line(event_type: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + event_type.len() + 24);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(event_type.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tests::configmaps;
+    use flotilla_store::KeyValue;
+
+    fn event(kind: EventKind, value: &str, prev: bool) -> Event {
+        let kv = KeyValue {
+            key: "/registry/configmaps/ns/a".into(),
+            value: Bytes::from(value.to_string()),
+            create_revision: 3,
+            mod_revision: 7,
+        };
+        Event {
+            kind,
+            prev: prev.then(|| kv.clone()),
+            kv,
+        }
+    }
+
+    const STORED: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"app":"x"}},"data":{"k":"v"}}"#;
+
+    #[test]
+    fn unselective_watches_pass_the_stored_json_through_with_the_same_verdicts() {
+        let info = configmaps();
+        let all = ListFilter::default();
+        for (kind, prev, expected) in [
+            (EventKind::Put, false, "ADDED"),
+            (EventKind::Put, true, "MODIFIED"),
+            (EventKind::Delete, true, "DELETED"),
+        ] {
+            let e = event(kind, STORED, prev);
+            let fast = translate(&info, &all, &e).unwrap().unwrap();
+            assert_eq!(fast.event_type, expected);
+            assert!(matches!(fast.object, WatchObject::Json(_)));
+            let parsed = decode(&info, &e.kv).unwrap();
+            assert_eq!(
+                fast.object.into_value(),
+                parsed,
+                "same object as a parse gives"
+            );
+        }
+    }
+
+    #[test]
+    fn selector_watches_and_old_layouts_are_parsed() {
+        let info = configmaps();
+        let selective = ListFilter::parse(&info, Some("app=x"), None, None, None).unwrap();
+        let e = event(EventKind::Put, STORED, false);
+        let got = translate(&info, &selective, &e).unwrap().unwrap();
+        assert!(matches!(got.object, WatchObject::Parsed(_)));
+        let old_layout = r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"}}"#;
+        let e = event(EventKind::Put, old_layout, true);
+        let got = translate(&info, &ListFilter::default(), &e)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.event_type, "MODIFIED");
+        assert_eq!(got.object.into_value()["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn raw_lines_are_the_json_a_parsed_event_would_give() {
+        let line = json_line("MODIFIED", STORED.as_bytes());
+        let value: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["type"], "MODIFIED");
+        assert_eq!(value["object"]["data"]["k"], "v");
+        assert!(line.ends_with(b"\n"));
+    }
 }
