@@ -74,7 +74,7 @@ impl Written {
     /// storage version; `None` when the object has to be rendered from [`Written::object`].
     pub fn stored_json(&self, info: &ResourceInfo) -> Option<Bytes> {
         let stored = self.stored.as_ref()?;
-        if info.version != info.storage_version {
+        if !info.serves_storage_version() {
             return None;
         }
         raw::splice_revision(&stored.bytes, stored.revision)
@@ -318,7 +318,7 @@ impl Engine {
         ns: Option<&str>,
         filter: &ListFilter,
     ) -> ApiResult<Option<Page<Bytes>>> {
-        if !filter.is_trivial() || info.version != info.storage_version {
+        if !filter.is_trivial() || !info.serves_storage_version() {
             return Ok(None);
         }
         let page = self

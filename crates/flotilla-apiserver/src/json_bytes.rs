@@ -21,20 +21,16 @@ thread_local! {
 /// `value` as JSON, in an allocation of exactly its length. Values that cannot be serialized
 /// (maps with non-string keys; never the case for `serde_json::Value`) give empty bytes.
 pub(crate) fn to_bytes<T: Serialize + ?Sized>(value: &T) -> Bytes {
-    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut buf) => {
-            buf.clear();
-            let out = match serde_json::to_writer(&mut *buf, value) {
-                Ok(()) => Bytes::copy_from_slice(&buf),
-                Err(_) => Bytes::new(),
-            };
-            if buf.capacity() > KEEP_AT_MOST {
-                *buf = Vec::new();
-            }
-            out
+    SCRATCH.with_borrow_mut(|buf| {
+        buf.clear();
+        let out = match serde_json::to_writer(&mut *buf, value) {
+            Ok(()) => Bytes::copy_from_slice(buf),
+            Err(_) => Bytes::new(),
+        };
+        if buf.capacity() > KEEP_AT_MOST {
+            *buf = Vec::new();
         }
-        // Re-entered from inside a `Serialize` impl: fall back to a fresh vector.
-        Err(_) => Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
+        out
     })
 }
 

@@ -60,6 +60,13 @@ impl ResourceInfo {
         }
     }
 
+    /// Whether objects are served in the version they are stored in: then the stored JSON,
+    /// with its resourceVersion spliced in ([`crate::raw::splice_revision`]), is what a read
+    /// returns, and lists, write responses and watches can send it without parsing it.
+    pub fn serves_storage_version(&self) -> bool {
+        self.version == self.storage_version
+    }
+
     /// Whether this is a compiled-in Kubernetes kind (core, apps, batch, `*.k8s.io`) rather
     /// than a custom resource: such kinds take strategic merge patches and unconditional PUTs.
     pub fn is_kubernetes_kind(&self) -> bool {

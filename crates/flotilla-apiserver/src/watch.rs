@@ -234,7 +234,7 @@ pub fn translate(
     event: &Event,
 ) -> ApiResult<Option<WatchEvent>> {
     if filter.selects_everything()
-        && info.version == info.storage_version
+        && info.serves_storage_version()
         && let Some(json) = raw::splice_revision(&event.kv.value, event.kv.mod_revision)
     {
         // Everything in the watched prefix is selected, before and after.
