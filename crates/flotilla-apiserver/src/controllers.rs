@@ -244,7 +244,7 @@ async fn reconcile_crds(engine: Engine) -> ApiResult<Pending> {
         if let Some(storage) = snap
             .crd_resources(&name)
             .iter()
-            .find(|r| r.version == r.storage_version)
+            .find(|r| r.serves_storage_version())
         {
             remaining = empty_collection(&engine, storage, None).await?;
         }
