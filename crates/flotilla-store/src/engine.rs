@@ -315,7 +315,6 @@ impl Engine {
         };
         watchers::stream(
             subscription,
-            after,
             History::Replay(replay),
             Box::new(registration),
         )

@@ -41,13 +41,18 @@ pub(crate) struct Registry {
 struct Subscriber {
     sender: mpsc::Sender<Arc<Event>>,
     overflowed: Arc<AtomicBool>,
-    /// The watcher wants events above this revision.
+    /// The watcher wants live events above this revision; those at or below it are its
+    /// history (or before its start) and never take room in its channel.
     after: Revision,
 }
 
 impl Subscriber {
-    /// Queues `event`; `false` when the watcher is gone or overflowed and must be dropped.
+    /// Queues `event` unless the watcher does not want it; `false` when the watcher is gone or
+    /// overflowed and must be dropped.
     fn offer(&self, event: &Arc<Event>) -> bool {
+        if event.revision() <= self.after {
+            return true;
+        }
         match self.sender.try_send(Arc::clone(event)) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
@@ -68,8 +73,8 @@ pub(crate) struct Subscription {
 }
 
 impl Registry {
-    /// Registers a watcher on `prefix` for events above `after` whose live channel holds up to
-    /// `buffer` events.
+    /// Registers a watcher on `prefix` for live events above `after` (which may lie in the
+    /// future) whose channel holds up to `buffer` events.
     pub(crate) fn subscribe(
         &mut self,
         prefix: &str,
@@ -174,12 +179,10 @@ pub(crate) enum History {
 /// Anything whose drop unregisters a watcher (and stops its history task, if any).
 pub(crate) type Registration = Box<dyn Send>;
 
-/// The stream of a watcher registered with `subscription`: first `history`, then live events
-/// with revision above `after` (which may lie in the future). Dropping the stream, or its end,
-/// drops `registration`.
+/// The stream of a watcher registered with `subscription`: first `history`, then its live
+/// events. Dropping the stream, or its end, drops `registration`.
 pub(crate) fn stream(
     subscription: Subscription,
-    after: Revision,
     history: History,
     registration: Registration,
 ) -> WatchStream {
@@ -188,7 +191,6 @@ pub(crate) fn stream(
         History::Feed(feed) => (VecDeque::new(), Some(feed)),
     };
     Box::pin(Watcher {
-        after,
         replay,
         feed,
         early: None,
@@ -205,8 +207,6 @@ pub(crate) fn failed(error: StoreError) -> WatchStream {
 
 /// The consumer's end of one watcher.
 struct Watcher {
-    /// Live events at or below this revision are skipped (a watch may start in the future).
-    after: Revision,
     /// Replayed history events not yet yielded.
     replay: VecDeque<Arc<Event>>,
     /// History still being read by a task; `None` once it said `Done` (or if there is none).
@@ -241,16 +241,11 @@ impl Watcher {
         }
     }
 
-    /// The next live event above `after`, `Ready(None)` once the channel is closed.
+    /// The next live event, `Ready(None)` once the channel is closed.
     fn poll_live(&mut self, cx: &mut Context<'_>) -> Poll<Option<Arc<Event>>> {
-        let Some(live) = self.live.as_mut() else {
-            return Poll::Ready(None);
-        };
-        loop {
-            return match live.poll_recv(cx) {
-                Poll::Ready(Some(event)) if event.revision() <= self.after => continue,
-                other => other,
-            };
+        match self.live.as_mut() {
+            Some(live) => live.poll_recv(cx),
+            None => Poll::Ready(None),
         }
     }
 }

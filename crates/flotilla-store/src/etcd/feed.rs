@@ -6,8 +6,9 @@
 //! is the revision up to which it has published everything; the ring holds every event in
 //! `(floor, position]`. A watch registered under the same lock therefore gets its history
 //! without a gap or a duplicate: from the ring when it starts at or after `floor`, else from
-//! etcd up to `position` (see [`super::history`]); live events above `position` follow through
-//! its bounded channel. Because all watchers are fed by one loop, a watcher that falls behind
+//! etcd (see [`super::history`]). History reaches up to the store's own last write when the
+//! feed has not published that far yet, since those events were past when the watch began;
+//! only later events follow through its bounded channel. Because all watchers are fed by one loop, a watcher that falls behind
 //! is closed at a well-defined point, exactly as with the embedded backends.
 //!
 //! The feed also keeps the store's current revision fresh: every response header counts,
@@ -141,7 +142,14 @@ pub(super) fn watch(shared: &Arc<Shared>, prefix: &str, after: Revision) -> Watc
     if hub.closed {
         return watchers::failed(StoreError::Closed);
     }
-    let (history, task) = if after >= hub.floor {
+    // Events up to this store's own last write exist even while the feed has not published
+    // them yet. They are history as much as the ring's: they must not arrive through the
+    // bounded live channel, or a watcher registered just after a burst of writes would
+    // overflow on events that were already past when it started.
+    let known = hub.position.max(shared.last_write());
+    let (history, task) = if after >= known {
+        (History::Replay(VecDeque::new()), None)
+    } else if after >= hub.floor && known == hub.position {
         (History::Replay(hub.replay(prefix, after)), None)
     } else {
         let (sender, receiver) = mpsc::channel(HISTORY_AHEAD);
@@ -149,19 +157,22 @@ pub(super) fn watch(shared: &Arc<Shared>, prefix: &str, after: Revision) -> Watc
             Arc::clone(shared),
             prefix.to_owned(),
             after,
-            hub.position,
+            known,
             sender,
         ));
         (History::Feed(receiver), Some(task.abort_handle()))
     };
-    let subscription = hub.registry.subscribe(prefix, after, shared.watch_buffer);
+    let live_after = after.max(known);
+    let subscription = hub
+        .registry
+        .subscribe(prefix, live_after, shared.watch_buffer);
     let registration = Registration {
         shared: Arc::downgrade(shared),
         prefix: prefix.to_owned(),
         id: subscription.id,
         task,
     };
-    watchers::stream(subscription, after, history, Box::new(registration))
+    watchers::stream(subscription, history, Box::new(registration))
 }
 
 /// Unregisters a watcher and stops its history task when its stream is dropped.

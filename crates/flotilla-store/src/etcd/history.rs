@@ -1,6 +1,7 @@
 //! History from etcd for a watch that starts before the feed's ring: an etcd watch of the
-//! watcher's prefix from `after + 1`, forwarded until it reaches the feed's position at
-//! registration (`until`); the feed delivers everything after that.
+//! watcher's prefix from `after + 1`, forwarded until it reaches the revision its live events
+//! start after (`until`: the feed's position or the store's last write at registration); the
+//! feed delivers everything after that.
 //!
 //! etcd does not say when a watch has caught up, so the history is known complete when it
 //! yields the event at `until` or any event after it. If no such event ever comes, the watcher

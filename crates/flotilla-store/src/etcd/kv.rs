@@ -150,8 +150,7 @@ impl Shared {
         if revision <= self.compacted_revision() {
             return Ok(());
         }
-        self.await_feed(revision.min(self.last_write.load(Ordering::Acquire)))
-            .await;
+        self.await_feed(revision.min(self.last_write())).await;
         let target = self.ns.etcd_revision(revision);
         let outcome = retry::call(
             self.timeout,

@@ -258,6 +258,11 @@ impl Shared {
         self.last_write.fetch_max(revision, Ordering::AcqRel);
     }
 
+    /// The store revision of this store's latest acknowledged write.
+    fn last_write(&self) -> Revision {
+        self.last_write.load(Ordering::Acquire)
+    }
+
     /// Records a compaction at store revision `revision`.
     fn compacted_at(&self, revision: Revision) {
         self.compacted.fetch_max(revision, Ordering::AcqRel);

@@ -520,6 +520,27 @@ async fn slow_watchers_are_closed_without_blocking_writers(make: Make) {
     assert_eq!(fixture.watcher_count(), 0);
 }
 
+async fn a_burst_of_own_writes_is_history_for_a_watch_started_after_it(make: Make) {
+    let fixture = make(1);
+    let store = &fixture.store;
+    for round in 0..10 {
+        let start = store.current_revision();
+        let writes = (0..200).map(|i| store.create(&format!("/b/{round}/{i}"), bytes("v")));
+        for written in join_all(writes).await {
+            written.expect("create");
+        }
+        // Started at once: a backend whose event feed lags its writes (etcd) must still deliver
+        // all of them as history, not through the one-event live buffer.
+        let mut watch = store.watch(&format!("/b/{round}/"), start);
+        let events = take_events(&mut watch, 200).await;
+        let mut revisions: Vec<Revision> = events.iter().map(Event::revision).collect();
+        assert!(revisions.is_sorted(), "round {round}: {revisions:?}");
+        revisions.dedup();
+        assert_eq!(revisions.len(), 200, "round {round}");
+        assert_idle(&mut watch);
+    }
+}
+
 async fn dropped_watch_streams_unregister(make: Make) {
     let fixture = make(BUFFER);
     let store = &fixture.store;
@@ -680,6 +701,7 @@ backend_suite!(
     watch_delivers_only_matching_keys,
     watch_after_the_current_revision_waits_for_newer_events,
     slow_watchers_are_closed_without_blocking_writers,
+    a_burst_of_own_writes_is_history_for_a_watch_started_after_it,
     dropped_watch_streams_unregister,
     closing_the_store_ends_watches,
     concurrent_read_modify_write_loses_no_updates,
