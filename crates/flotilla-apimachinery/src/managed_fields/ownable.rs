@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value};
 
+use super::object::Part;
+
 const OWNABLE_METADATA: [&str; 4] = ["labels", "annotations", "finalizers", "ownerReferences"];
 
 fn is_status(subresource: Option<&str>) -> bool {
@@ -21,6 +23,28 @@ fn owns_top_level(name: &str, subresource: Option<&str>) -> bool {
         "status" => is_status(subresource),
         _ => !is_status(subresource),
     }
+}
+
+/// The ownable part of `object` for writes through `subresource`, borrowed (what
+/// [`ownable`] copies).
+pub(crate) fn ownable_part<'v>(object: &'v Value, subresource: Option<&str>) -> Part<'v> {
+    let Some(object) = object.as_object() else {
+        return Part::default();
+    };
+    let top = object
+        .iter()
+        .filter(|(name, _)| owns_top_level(name, subresource))
+        .map(|(name, value)| (name.as_str(), value))
+        .collect();
+    let metadata = match object.get("metadata") {
+        Some(Value::Object(metadata)) if !is_status(subresource) => metadata
+            .iter()
+            .filter(|(name, _)| OWNABLE_METADATA.contains(&name.as_str()))
+            .map(|(name, value)| (name.as_str(), value))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Part { top, metadata }
 }
 
 /// The ownable view of `object` for writes through `subresource`.

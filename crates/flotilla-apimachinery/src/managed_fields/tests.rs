@@ -855,3 +855,108 @@ proptest! {
         }
     }
 }
+
+// ---- the structural diff against the definition ----------------------------------------------
+
+/// `compare` by definition: list every member of both sides and compare the lists.
+fn compare_by_listing(old: &Value, new: &Value) -> (FieldSet, FieldSet) {
+    let old_members: BTreeMap<_, _> = members(old, &BuiltinStrategy).into_iter().collect();
+    let new_members = members(new, &BuiltinStrategy);
+    let mut changed = FieldSet::new();
+    for (path, value) in &new_members {
+        if old_members.get(path) != Some(value) {
+            changed.insert(path);
+        }
+    }
+    let mut removed = FieldSet::new();
+    for path in old_members.keys() {
+        if !new_members.iter().any(|(new_path, _)| new_path == path) {
+            removed.insert(path);
+        }
+    }
+    (changed, removed)
+}
+
+/// Objects whose values change shape as well as content: containers as an associative list
+/// (names may repeat, which makes it atomic), an object or a scalar; finalizers as a set or
+/// with duplicates; empty maps.
+fn arb_shapes() -> impl Strategy<Value = Value> {
+    let scalar = prop_oneof![
+        (0i64..3).prop_map(Value::from),
+        "[a-b]".prop_map(Value::from),
+    ];
+    let container = (
+        "[a-c]",
+        proptest::option::of(scalar.clone()),
+        proptest::option::of(scalar.clone()),
+    )
+        .prop_map(|(name, image, port)| {
+            let mut container = json!({"name": name});
+            if let Some(image) = image {
+                container["image"] = image;
+            }
+            if let Some(port) = port {
+                container["ports"] = json!([{"containerPort": port}]);
+            }
+            container
+        });
+    let containers = prop_oneof![
+        prop::collection::vec(container, 0..4).prop_map(Value::from),
+        Just(json!({})),
+        Just(json!({"x": 1})),
+        scalar.clone(),
+    ];
+    let finalizers = prop::collection::vec("[a-c]", 0..4).prop_map(Value::from);
+    let labels = prop::collection::btree_map("[a-c]", scalar.clone(), 0..3);
+    (labels, containers, finalizers, proptest::option::of(scalar)).prop_map(
+        |(labels, containers, finalizers, replicas)| {
+            let mut spec = json!({"template": {"spec": {"containers": containers}}});
+            if let Some(replicas) = replicas {
+                spec["replicas"] = replicas;
+            }
+            json!({"metadata": {"labels": labels, "finalizers": finalizers}, "spec": spec})
+        },
+    )
+}
+
+proptest! {
+    #[test]
+    fn the_structural_diff_finds_what_listing_every_member_finds(
+        old in arb_shapes(),
+        new in arb_shapes(),
+    ) {
+        let changes = super::object::compare(&old, &new, &BuiltinStrategy);
+        let (changed, removed) = compare_by_listing(&old, &new);
+        prop_assert_eq!(&changes.changed, &changed);
+        prop_assert_eq!(&changes.removed, &removed);
+        let same = super::object::compare(&new, &new, &BuiltinStrategy);
+        prop_assert!(same.changed.is_empty() && same.removed.is_empty());
+    }
+}
+
+proptest! {
+    #[test]
+    fn comparing_borrowed_ownable_parts_matches_comparing_copied_views(
+        mut old in arb_shapes(),
+        mut new in arb_shapes(),
+        status in any::<bool>(),
+    ) {
+        for object in [&mut old, &mut new] {
+            object["status"] = object["spec"].clone();
+            object["kind"] = json!("Deployment");
+        }
+        let subresource = status.then_some("status");
+        let by_parts = super::object::compare_parts(
+            &super::ownable::ownable_part(&old, subresource),
+            &super::ownable::ownable_part(&new, subresource),
+            &BuiltinStrategy,
+        );
+        let by_views = super::object::compare(
+            &ownable(&old, subresource),
+            &ownable(&new, subresource),
+            &BuiltinStrategy,
+        );
+        prop_assert_eq!(by_parts.changed, by_views.changed);
+        prop_assert_eq!(by_parts.removed, by_views.removed);
+    }
+}

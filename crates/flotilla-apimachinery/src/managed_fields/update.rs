@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::entry::{ManagedFieldsEntry, Operation, managed_fields, write_managed_fields};
-use super::object::compare;
-use super::ownable::ownable;
+use super::object::{Part, compare_parts};
+use super::ownable::ownable_part;
 use crate::patch::PatchStrategy;
 
 /// Records a non-apply write in `new`'s `metadata.managedFields`, as kube-apiserver does for
@@ -28,12 +28,8 @@ pub fn record_update(
     semantics: &dyn PatchStrategy,
 ) {
     let mut entries = starting_entries(old, new);
-    let old_view = old.map_or_else(
-        || Value::Object(Map::new()),
-        |old| ownable(old, subresource),
-    );
-    let new_view = ownable(new, subresource);
-    let changes = compare(&old_view, &new_view, semantics);
+    let old_part = old.map_or_else(Part::default, |old| ownable_part(old, subresource));
+    let changes = compare_parts(&old_part, &ownable_part(new, subresource), semantics);
 
     let mine = entries
         .iter()
