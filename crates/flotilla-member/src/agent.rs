@@ -158,6 +158,7 @@ impl Agent {
             hub: self.hub.clone(),
             provider: self.provider.clone()?,
             clock: self.clock.clone(),
+            announce_after: executor::ANNOUNCE_AFTER,
         })
     }
 

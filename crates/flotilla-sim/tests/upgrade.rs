@@ -11,6 +11,7 @@ use std::time::Duration;
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::updates::MemberUpgrade;
 use flotilla_apiserver::{Clock, Hub, HubOptions, ManualClock};
+use flotilla_member::upgrade::{Executor, Provider};
 use flotilla_member::{Agent, PriceSource, membership};
 use flotilla_sim::cluster::{SimCluster, SimOptions};
 use flotilla_sim::fleet::{MemberSpec, NodePoolSpec, UpgradeBehaviour};
@@ -20,6 +21,7 @@ use flotilla_sim::upgrade::{
 };
 use flotilla_store::MemoryStore;
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, Client};
@@ -70,11 +72,19 @@ struct Fleet {
     sim: Arc<SimCluster>,
     faults: Faults,
     agent: tokio::task::JoinHandle<()>,
+    /// Whether the agent carries out the member's upgrades.
+    agent_upgrades: bool,
     _tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Fleet {
+    /// The member of [`member_spec`] with an agent that carries out its upgrades.
     async fn start() -> Fleet {
+        Fleet::start_with(member_spec(), true).await
+    }
+
+    /// A member of `spec` with an agent that carries out its upgrades if `agent_upgrades`.
+    async fn start_with(spec: MemberSpec, agent_upgrades: bool) -> Fleet {
         let clock = ManualClock::new("2026-03-01T10:00:00Z".parse().unwrap());
         let shared: Arc<dyn Clock> = Arc::new(clock.clone());
         let hub = Hub::start(
@@ -91,7 +101,7 @@ impl Fleet {
             ..SimOptions::default()
         };
         let sim = Arc::new(
-            SimCluster::start(&member_spec(), options, &SimCluster::member_kinds())
+            SimCluster::start(&spec, options, &SimCluster::member_kinds())
                 .await
                 .unwrap(),
         );
@@ -120,15 +130,25 @@ impl Fleet {
             sim,
             faults,
             agent: tokio::spawn(async {}),
+            agent_upgrades,
             _tasks: tasks,
         };
         fleet.start_agent();
         fleet
     }
 
+    /// The simulated provider of the member.
+    fn provider(&self) -> Arc<SimProvider> {
+        Arc::new(SimProvider::new(self.sim.clone(), self.faults.clone()))
+    }
+
     /// Starts a member agent (replacing the running one).
     fn start_agent(&mut self) {
         self.agent.abort();
+        let provider: Option<Arc<dyn Provider>> = match self.agent_upgrades {
+            true => Some(self.provider()),
+            false => None,
+        };
         let agent = Agent {
             name: MEMBER.into(),
             hub: self.hub.clone(),
@@ -136,10 +156,7 @@ impl Fleet {
             clock: Arc::new(self.clock.clone()),
             prices: Arc::new(NoPrices),
             overrides: BTreeMap::new(),
-            provider: Some(Arc::new(SimProvider::new(
-                self.sim.clone(),
-                self.faults.clone(),
-            ))),
+            provider,
         };
         self.agent = tokio::spawn(agent.run());
     }
@@ -361,6 +378,64 @@ async fn a_full_upgrade_runs_step_by_step_and_resumes_after_an_agent_restart() {
     .map(|(phase, progress, message)| (phase.to_string(), progress.to_string(), message))
     .collect();
     assert_eq!(*seen.lock().unwrap(), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_that_take_no_time_are_not_announced_one_write_covers_them() {
+    let spec = MemberSpec {
+        upgrade: Some(UpgradeBehaviour {
+            control_plane_minutes: Some(0),
+            node_minutes: Some(0),
+            ..UpgradeBehaviour::default()
+        }),
+        ..member_spec()
+    };
+    let fleet = Fleet::start_with(spec, false).await;
+    // An announcement delay no instant step can reach however loaded the machine is.
+    let executor = Executor {
+        member_name: MEMBER.into(),
+        hub: fleet.hub.clone(),
+        provider: fleet.provider(),
+        clock: Arc::new(fleet.clock.clone()),
+        announce_after: Duration::from_secs(3600),
+    };
+    let _running = executor.spawn();
+    let namespaces: Api<Namespace> = Api::all(fleet.hub.clone());
+    fleet
+        .until("the member's hub namespace", false, || async {
+            namespaces.get(NAMESPACE).await.ok()
+        })
+        .await;
+    let seen = record_statuses(fleet.upgrades(), "instant");
+    fleet
+        .create_upgrade(
+            "instant",
+            json!({"updateRun": "run-1", "type": "Full", "kubernetesVersion": "1.31.2", "nodeImages": [UBUNTU_NEW]}),
+        )
+        .await;
+    let done = fleet
+        .until("the upgrade to succeed", false, || async {
+            let s = fleet.upgrade_status("instant").await?;
+            (format!("{:?}", s.phase) == "Succeeded").then_some(s)
+        })
+        .await;
+    assert_eq!(done.progress.as_deref(), Some("3/3"));
+    assert_eq!(fleet.sim.kubernetes_version(), "1.31.2");
+    // The watch has seen the final write once the status it reads is final.
+    fleet
+        .until("the watch to see the final status", false, || async {
+            let seen = seen.lock().unwrap();
+            seen.last()
+                .is_some_and(|(phase, ..)| phase == "Succeeded")
+                .then_some(())
+        })
+        .await;
+    let phases: Vec<String> = seen.lock().unwrap().iter().map(|s| s.0.clone()).collect();
+    assert_eq!(
+        phases,
+        ["Succeeded"],
+        "one status write for three instant steps"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

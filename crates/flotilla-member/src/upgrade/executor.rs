@@ -3,9 +3,12 @@
 //! previous agent, before any `Pending` one). For each: `Running` with `startTime`, then each
 //! step of the [`plan`] with its message and `done/total` progress, then `Succeeded` with
 //! `completedTime` or `Failed` with the provider's error. Every status write is a merge patch
-//! of the status subresource, one per step. Afterwards the agent's report of what the member
-//! runs (`status.versions` of its InternalMemberCluster) is refreshed at once rather than at
-//! the next heartbeat.
+//! of the status subresource. A step is announced (`Running` with its message) once it has
+//! taken [`Executor::announce_after`]; a step done sooner is covered by the next write, so an upgrade
+//! whose steps take no noticeable time (nothing to do, or a provider that answers at once)
+//! costs one status write rather than one per step, while every step a person could watch is
+//! shown. Afterwards the agent's report of what the member runs (`status.versions` of its
+//! InternalMemberCluster) is refreshed at once rather than at the next heartbeat.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,6 +31,10 @@ use crate::membership::member_namespace;
 /// How long to wait, in real time, before retrying after a failed hub write.
 const RETRY: Duration = Duration::from_secs(1);
 
+/// The agent's [`Executor::announce_after`]: shorter than anyone could read a status, long
+/// enough that instant steps cost no hub write.
+pub const ANNOUNCE_AFTER: Duration = Duration::from_millis(20);
+
 /// Carries out one member's MemberUpgrades.
 #[derive(Clone)]
 pub struct Executor {
@@ -39,6 +46,9 @@ pub struct Executor {
     pub provider: Arc<dyn Provider>,
     /// The clock status times are read from.
     pub clock: Arc<dyn Clock>,
+    /// How long, in real time, a step runs before its start is written to the upgrade's
+    /// status ([`ANNOUNCE_AFTER`] in the agent).
+    pub announce_after: Duration,
 }
 
 impl std::fmt::Debug for Executor {
@@ -241,7 +251,7 @@ impl Executor {
     }
 
     /// Does each step of `plan`, writing `Running` with the step's message and the progress
-    /// before it.
+    /// before it once the step has taken [`Executor::announce_after`].
     async fn carry_out(
         &self,
         api: &Api<MemberUpgrade>,
@@ -251,15 +261,24 @@ impl Executor {
     ) -> Result<Outcome, kube::Error> {
         for (i, step) in plan.steps.iter().enumerate() {
             let progress = format!("{}/{}", plan.done() + i, plan.total);
-            let running = json!({
-                "phase": "Running",
-                "progress": progress,
-                "message": step.describe(),
-                "startTime": rfc3339(started),
-                "completedTime": null,
-            });
-            write_status(api, name, running).await?;
-            if let Err(e) = self.step(step).await {
+            let work = self.step(step);
+            tokio::pin!(work);
+            let done = tokio::select! {
+                biased;
+                done = &mut work => done,
+                () = tokio::time::sleep(self.announce_after) => {
+                    let running = json!({
+                        "phase": "Running",
+                        "progress": progress,
+                        "message": step.describe(),
+                        "startTime": rfc3339(started),
+                        "completedTime": null,
+                    });
+                    write_status(api, name, running).await?;
+                    work.await
+                }
+            };
+            if let Err(e) = done {
                 return Ok(Outcome::Failed {
                     message: e.to_string(),
                     progress: Some(progress),
