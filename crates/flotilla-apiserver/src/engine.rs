@@ -586,7 +586,7 @@ impl Engine {
             return Err(ApiError::no_route());
         }
         if info.status_subresource {
-            obj = object::split_status(&old, &obj, subresource == Some("status"));
+            obj = object::split_status(&old, obj, subresource == Some("status"));
         }
         object::carry_system_metadata(&old, &mut obj);
         obj["apiVersion"] = old["apiVersion"].clone();

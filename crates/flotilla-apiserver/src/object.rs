@@ -374,33 +374,44 @@ pub fn carry_system_metadata(old: &Value, new: &mut Value) {
 
 /// Keeps only the status of `new` on top of `old` (writes to the `status` subresource), or
 /// keeps `old`'s status under `new`'s spec (writes to the main endpoint of a kind with a status
-/// subresource).
-pub fn split_status(old: &Value, new: &Value, status_write: bool) -> Value {
-    if status_write {
-        let mut out = old.clone();
-        match new.get("status") {
-            Some(s) => out["status"] = s.clone(),
-            None => {
-                if let Some(m) = out.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-        }
-        // Status writes may still change metadata (labels, annotations, finalizers, managedFields).
-        out["metadata"] = new.get("metadata").cloned().unwrap_or_else(|| json!({}));
-        out
-    } else {
-        let mut out = new.clone();
-        match old.get("status") {
-            Some(s) => out["status"] = s.clone(),
-            None => {
-                if let Some(m) = out.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-        }
-        out
+/// subresource). Takes `new` by value so the half it keeps is moved, not copied; of `old`
+/// only the half kept is copied (a status write copies neither status).
+pub fn split_status(old: &Value, new: Value, status_write: bool) -> Value {
+    let (Some(old_fields), Value::Object(mut new_fields)) = (old.as_object(), new) else {
+        return old.clone();
+    };
+    if !status_write {
+        match old_fields.get("status") {
+            Some(status) => new_fields.insert("status".to_owned(), status.clone()),
+            None => new_fields.shift_remove("status"),
+        };
+        return Value::Object(new_fields);
     }
+    // Status writes may still change metadata (labels, annotations, finalizers, managedFields).
+    // Both go where `old` has them, in its field order.
+    let mut status = new_fields.shift_remove("status");
+    let mut metadata = Some(
+        new_fields
+            .shift_remove("metadata")
+            .unwrap_or_else(|| json!({})),
+    );
+    let mut out = Map::with_capacity(old_fields.len() + 1);
+    for (name, value) in old_fields {
+        let kept = match name.as_str() {
+            "metadata" => metadata.take(),
+            "status" => status.take(),
+            _ => Some(value.clone()),
+        };
+        if let Some(kept) = kept {
+            out.insert(name.clone(), kept);
+        }
+    }
+    for (name, rest) in [("metadata", metadata), ("status", status)] {
+        if let Some(rest) = rest {
+            out.insert(name.to_owned(), rest);
+        }
+    }
+    Value::Object(out)
 }
 
 /// Letters kube-apiserver uses for `generateName` suffixes (no vowels, no confusable digits).
@@ -494,13 +505,33 @@ mod tests {
         let old = json!({"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"s": 1}});
         let new = json!({"metadata": {"name": "x"}, "spec": {"a": 2}, "status": {"s": 2}});
         assert_eq!(
-            split_status(&old, &new, true),
+            split_status(&old, new.clone(), true),
             json!({"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"s": 2}})
         );
         assert_eq!(
-            split_status(&old, &new, false),
+            split_status(&old, new, false),
             json!({"metadata": {"name": "x"}, "spec": {"a": 2}, "status": {"s": 1}})
         );
+        // A status write keeps `old`'s field order, adds a status `old` lacked, and drops
+        // the status when `new` has none; a write to the main endpoint likewise.
+        let order =
+            |value: &Value| -> Vec<String> { value.as_object().unwrap().keys().cloned().collect() };
+        let old = json!({"kind": "K", "metadata": {"name": "x"}, "spec": {"a": 1}});
+        let new = json!({"status": {"s": 2}, "spec": {"a": 2}, "metadata": {"name": "y"}});
+        let written = split_status(&old, new, true);
+        assert_eq!(order(&written), ["kind", "metadata", "spec", "status"]);
+        assert_eq!(written["metadata"]["name"], "y");
+        let unset = split_status(&written, json!({"metadata": {"name": "y"}}), true);
+        assert_eq!(
+            unset,
+            json!({"kind": "K", "metadata": {"name": "y"}, "spec": {"a": 1}})
+        );
+        let main = split_status(
+            &old,
+            json!({"metadata": {}, "spec": {}, "status": {"s": 9}}),
+            false,
+        );
+        assert_eq!(main, json!({"metadata": {}, "spec": {}}));
     }
 
     #[test]
