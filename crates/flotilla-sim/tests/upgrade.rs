@@ -228,6 +228,11 @@ impl Fleet {
 }
 
 /// Every distinct `(phase, progress, message)` the upgrade's status goes through, in order.
+/// A Full upgrade to 1.31.2 with the new Ubuntu image: three steps on the test member.
+fn full_upgrade() -> serde_json::Value {
+    json!({"updateRun": "run-1", "type": "Full", "kubernetesVersion": "1.31.2", "nodeImages": [UBUNTU_NEW]})
+}
+
 fn record_statuses(
     api: Api<MemberUpgrade>,
     name: &str,
@@ -285,12 +290,7 @@ async fn a_full_upgrade_runs_step_by_step_and_resumes_after_an_agent_restart() {
     );
 
     let seen = record_statuses(fleet.upgrades(), "up-1");
-    fleet
-        .create_upgrade(
-            "up-1",
-            json!({"updateRun": "run-1", "type": "Full", "kubernetesVersion": "1.31.2", "nodeImages": [UBUNTU_NEW]}),
-        )
-        .await;
+    fleet.create_upgrade("up-1", full_upgrade()).await;
     // The control plane takes 10 simulated minutes: it is upgraded only once they pass.
     let started = fleet
         .until("the control plane step", false, || async {
@@ -407,12 +407,7 @@ async fn steps_that_take_no_time_are_not_announced_one_write_covers_them() {
         })
         .await;
     let seen = record_statuses(fleet.upgrades(), "instant");
-    fleet
-        .create_upgrade(
-            "instant",
-            json!({"updateRun": "run-1", "type": "Full", "kubernetesVersion": "1.31.2", "nodeImages": [UBUNTU_NEW]}),
-        )
-        .await;
+    fleet.create_upgrade("instant", full_upgrade()).await;
     let done = fleet
         .until("the upgrade to succeed", false, || async {
             let s = fleet.upgrade_status("instant").await?;

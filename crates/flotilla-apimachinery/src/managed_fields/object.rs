@@ -156,17 +156,21 @@ pub(crate) struct Changes {
 /// element by element; where a value changes shape (object to scalar, atomic list to
 /// associative) the members under it are listed on both sides and compared.
 pub(crate) fn compare(old: &Value, new: &Value, semantics: &dyn PatchStrategy) -> Changes {
+    diff(semantics, |walk| walk.objects(fields(old), fields(new)))
+}
+
+/// What `walk` finds with a fresh [`Diff`].
+fn diff<'v>(semantics: &dyn PatchStrategy, walk: impl FnOnce(&mut Diff<'v, '_, '_>)) -> Changes {
     let mut changes = Changes {
         changed: FieldSet::new(),
         removed: FieldSet::new(),
     };
-    let mut walk = Diff {
+    walk(&mut Diff {
         names: Vec::new(),
         path: Vec::new(),
         semantics,
         changes: &mut changes,
-    };
-    walk.objects(fields(old), fields(new));
+    });
     changes
 }
 
@@ -187,23 +191,14 @@ pub(crate) fn compare_parts(
     new: &Part<'_>,
     semantics: &dyn PatchStrategy,
 ) -> Changes {
-    let mut changes = Changes {
-        changed: FieldSet::new(),
-        removed: FieldSet::new(),
-    };
-    let mut walk = Diff {
-        names: Vec::new(),
-        path: Vec::new(),
-        semantics,
-        changes: &mut changes,
-    };
-    walk.objects(&old.top[..], &new.top[..]);
-    if !old.metadata.is_empty() || !new.metadata.is_empty() {
-        walk.names.push("metadata");
-        walk.path.push(PathElement::field("metadata"));
-        walk.objects(&old.metadata[..], &new.metadata[..]);
-    }
-    changes
+    diff(semantics, |walk| {
+        walk.objects(&old.top[..], &new.top[..]);
+        if !old.metadata.is_empty() || !new.metadata.is_empty() {
+            walk.names.push("metadata");
+            walk.path.push(PathElement::field("metadata"));
+            walk.objects(&old.metadata[..], &new.metadata[..]);
+        }
+    })
 }
 
 /// Named values [`Diff::objects`] compares: an object's fields, or a [`Part`]'s.
