@@ -4,10 +4,10 @@
 //! step of the [`plan`] with its message and `done/total` progress, then `Succeeded` with
 //! `completedTime` or `Failed` with the provider's error. Every status write is a merge patch
 //! of the status subresource. A step is announced (`Running` with its message) once it has
-//! taken [`Executor::announce_after`]; a step done sooner is covered by the next write, so an upgrade
-//! whose steps take no noticeable time (nothing to do, or a provider that answers at once)
-//! costs one status write rather than one per step, while every step a person could watch is
-//! shown. Afterwards the agent's report of what the member runs (`status.versions` of its
+//! taken [`Executor::announce_after`]; a step done sooner is covered by the next write, so an
+//! upgrade whose steps take no noticeable time (nothing to do, or a provider that answers at
+//! once) costs one status write rather than one per step, while every step a person could
+//! watch is shown. Afterwards the agent's report of what the member runs (`status.versions` of its
 //! InternalMemberCluster) is refreshed at once rather than at the next heartbeat.
 
 use std::collections::BTreeMap;

@@ -8,8 +8,9 @@
 //! without a gap or a duplicate: from the ring when it starts at or after `floor`, else from
 //! etcd (see [`super::history`]). History reaches up to the store's own last write when the
 //! feed has not published that far yet, since those events were past when the watch began;
-//! only later events follow through its bounded channel. Because all watchers are fed by one loop, a watcher that falls behind
-//! is closed at a well-defined point, exactly as with the embedded backends.
+//! only later events follow through its bounded channel. Because all watchers are fed by one
+//! loop, a watcher that falls behind is closed at a well-defined point, exactly as with the
+//! embedded backends.
 //!
 //! The feed also keeps the store's current revision fresh: every response header counts,
 //! including etcd's progress notifications and the answers to a progress request sent every
