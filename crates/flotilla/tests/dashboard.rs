@@ -133,12 +133,14 @@ fn an_admin_follows_a_staged_run_live_and_approves_it_with_kubectl() {
         "{production}"
     );
     browser.screenshot("04-approval-waiting");
-    let commands = browser.find_all(&format!("{approval} code.command"));
-    let patch = commands
-        .iter()
-        .map(|c| c.text())
-        .find(|c| c.starts_with("kubectl patch clusterapprovalrequests"))
-        .expect("the kubectl approval command on the page");
+    // The page redraws as the run moves, so an element found may be gone when read: look again.
+    let patch = browser.wait_for("the kubectl approval command on the page", 30, || {
+        browser
+            .find_all(&format!("{approval} code.command"))
+            .iter()
+            .filter_map(|c| c.current_text())
+            .find(|c| c.starts_with("kubectl patch clusterapprovalrequests"))
+    });
     hub.shell_ok(&patch);
 
     browser.wait_for_text("#run-state", "Succeeded", 180);

@@ -366,6 +366,11 @@ impl Element<'_> {
         self.command("value", json!({ "text": text }));
     }
 
+    /// The element's visible text, `None` if it is gone (the page redrew it).
+    pub fn current_text(&self) -> Option<String> {
+        self.try_text().ok()
+    }
+
     fn try_text(&self) -> Result<String, WebDriverError> {
         let path = format!("element/{}/text", self.id);
         let text = self.browser.try_command("GET", &path, Value::Null)?;
