@@ -221,3 +221,41 @@ async fn stepwise_compaction_keeps_exactly_the_rows_reads_need() {
     drop(conn);
     assert_eq!(snapshot(&open(&path)).await, before);
 }
+
+/// The page size of the SQLite file at `path`.
+fn page_size(path: &Path) -> u32 {
+    rusqlite::Connection::open(path)
+        .expect("open file")
+        .query_row("PRAGMA page_size", [], |row| row.get(0))
+        .expect("page size")
+}
+
+#[tokio::test]
+async fn a_new_log_has_large_pages_and_an_older_one_keeps_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let new = dir.path().join("new.db");
+    drop(open(&new));
+    assert_eq!(page_size(&new), 16_384);
+
+    // A log written with SQLite's default 4 KiB pages (as earlier releases did).
+    let old = dir.path().join("old.db");
+    rusqlite::Connection::open(&old)
+        .expect("create file")
+        .execute_batch("PRAGMA page_size = 4096; CREATE TABLE other (x INTEGER);")
+        .expect("older file");
+    {
+        let store = open(&old);
+        store.create("/k/a", bytes("a1")).await.expect("create");
+    }
+    assert_eq!(
+        page_size(&old),
+        4096,
+        "an existing file keeps its page size"
+    );
+    let store = open(&old);
+    assert_eq!(
+        store.create("/k/b", bytes("b2")).await,
+        Ok(kv("/k/b", "b2", 2, 2))
+    );
+    assert_eq!(store.current_revision(), 2);
+}

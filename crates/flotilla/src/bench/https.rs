@@ -151,11 +151,15 @@ impl HttpsHub {
         .with_safe_default_protocol_versions()?
         .with_root_certificates(roots)
         .with_no_client_auth();
+        // Go's dialer (client-go, kubectl) sets TCP_NODELAY; hyper's does not by default.
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        tcp.enforce_http(false);
         let connector = HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_only()
             .enable_http2()
-            .build();
+            .wrap_connector(tcp);
         Ok(H2Client {
             client: Client::builder(TokioExecutor::new())
                 .http2_only(true)
