@@ -58,7 +58,7 @@ pub(super) async fn pass<F: UpdateRunFamily>(
     if let Some(why) = drift::<F>(ctx, key, &status, bindings).await? {
         tracing::warn!(run = %run.name_any(), %why, "update run failed");
         fail(&mut status, &why, generation, now);
-        writes::status(&runs, &run.metadata, json!(status)).await?;
+        write_status(&runs, run, &status, now).await?;
         return Ok(Action::await_change());
     }
     let index = status
@@ -129,16 +129,18 @@ fn stamp(generation: Option<i64>, now: Timestamp) -> Stamp {
     }
 }
 
-/// Writes the run's status. A status larger than the hub takes in one request (hundreds of
-/// bytes per cluster: about 10,000 clusters exceed Kubernetes' 3 MiB) cannot be written; the
-/// run then says so in its `Progressing` condition alone, rather than retrying in silence.
+/// Writes the run's status: only what changed since the status read (hundreds of bytes per
+/// cluster: the whole status of 10,000 clusters exceeds Kubernetes' 3 MiB request limit,
+/// while a pass changes a few clusters of it). Should even the changes exceed the limit, the
+/// run says so in its `Progressing` condition alone, rather than retrying in silence.
 async fn write_status<K: Object>(
     runs: &Api<K>,
     run: &ClusterStagedUpdateRun,
     status: &UpdateRunStatus,
     now: Timestamp,
 ) -> Result<(), ControllerError> {
-    match writes::status(runs, &run.metadata, json!(status)).await {
+    let read = run.status.as_ref().map(|s| json!(s));
+    match writes::status_changes(runs, &run.metadata, read.as_ref(), json!(status)).await {
         Err(kube::Error::Api(e)) if e.code == 413 => {
             let clusters: usize = status
                 .stages_status
