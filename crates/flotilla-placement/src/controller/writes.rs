@@ -90,8 +90,9 @@ where
 /// otherwise, as for [`status`]). A status of megabytes — a staged run lists every cluster —
 /// changes by kilobytes in a pass: sending only those keeps the request far below the hub's
 /// 3 MiB limit and spares both sides encoding and decoding the rest. Without an old status,
-/// or if the patch does not fit the stored status (a field the typed status does not model),
-/// the whole status is merge-patched instead.
+/// or if the patch does not apply to the stored status (a field the typed status does not
+/// model), the whole status is merge-patched instead; a status the hub finds invalid is an
+/// error either way.
 pub(crate) async fn status_changes<K>(
     api: &Api<K>,
     object: &ObjectMeta,
@@ -112,10 +113,18 @@ where
         .await
     {
         Ok(patched) => Ok(Some(revision(&patched))),
-        Err(kube::Error::Api(e)) if e.code == 422 => status(api, object, new).await,
+        Err(kube::Error::Api(e))
+            if e.code == 422 && e.message.starts_with(PATCH_NOT_APPLICABLE) =>
+        {
+            status(api, object, new).await
+        }
         Err(e) => Err(e),
     }
 }
+
+/// How the hub's answer to a JSON patch that does not apply begins (a path that is not there,
+/// a failed `test`), as opposed to a patched object that fails validation.
+const PATCH_NOT_APPLICABLE: &str = "the server rejected our request due to an error in our request";
 
 /// The JSON patch taking an object's status from `old` to `new`: the differences, under
 /// `/status`, after setting `metadata.resourceVersion` to `version`, which the hub checks as
@@ -314,5 +323,14 @@ mod tests {
         .expect("shrinks by its changes");
         let read = runs.get_status("big").await.expect("read");
         assert_eq!(read.status, Some(stage(CLUSTERS, 1)));
+
+        // Changes computed from a status unlike the stored one (here: a cluster more) do not
+        // apply; the whole status is written instead.
+        let imagined = json!(stage(CLUSTERS + 1, 1));
+        status_changes(&runs, &read.metadata, Some(&imagined), json!(stage(10, 10)))
+            .await
+            .expect("written whole");
+        let read = runs.get_status("big").await.expect("read");
+        assert_eq!(read.status, Some(stage(10, 10)));
     }
 }
