@@ -3,6 +3,8 @@
 //! property; per-CPU-core cost, a reported property). Target: ≤ 20 ms median per decision.
 //! Measured with mimalloc, the global allocator of the `flotilla` binary that runs it.
 
+use std::sync::Arc;
+
 use criterion::{Criterion, black_box};
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
@@ -133,7 +135,7 @@ fn policy() -> PlacementPolicy {
 }
 
 fn pick_n(c: &mut Criterion) {
-    let clusters = fleet();
+    let clusters: Vec<Arc<MemberCluster>> = fleet().into_iter().map(Arc::new).collect();
     let policy = policy();
     let input = SchedulingInput {
         policy: &policy,

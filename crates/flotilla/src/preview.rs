@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -53,7 +54,13 @@ pub async fn run(args: PreviewArgs) -> Result<()> {
     let crp = validate(&client, &object).await?;
     let name = crp.metadata.name.clone().unwrap_or_default();
     let members: Api<MemberCluster> = Api::all(client.clone());
-    let clusters = members.list(&ListParams::default()).await?.items;
+    let clusters: Vec<Arc<MemberCluster>> = members
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .map(Arc::new)
+        .collect();
     let by_parent = ListParams::default().labels(&format!("{PARENT_PLACEMENT_LABEL}={name}"));
     let bindings: Api<ClusterResourceBinding> = Api::all(client.clone());
     let bindings: Vec<BindingView> = bindings

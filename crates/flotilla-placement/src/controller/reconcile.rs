@@ -56,7 +56,7 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
     let policy_snapshot = snapshots::sync_policy::<F>(&ctx.client, &parent, &owner).await?;
     let resources =
         snapshots::sync_resources::<F>(&ctx.client, &ctx.kinds, &parent, &owner).await?;
-    let clusters: Vec<_> = ctx.clusters.state().iter().map(|c| (**c).clone()).collect();
+    let clusters = ctx.clusters.state();
     let now = ctx.clock.now();
     let (decision, changed) = scheduling::run(
         &ctx.client,

@@ -3,6 +3,7 @@
 //! `Scheduled` condition).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
@@ -48,7 +49,7 @@ pub(crate) struct Cycle<'a> {
 pub(crate) async fn run<F: PlacementFamily>(
     client: &Client,
     cache: &BindingCache<F>,
-    clusters: &[MemberCluster],
+    clusters: &[Arc<MemberCluster>],
     cycle: Cycle<'_>,
 ) -> Result<(Decision, bool), ControllerError> {
     let policy = effective_policy(cycle.snapshot);

@@ -2,6 +2,7 @@
 //! (KubeFleet's `classifyBindings`).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::placement::binding::PREVIOUS_STATE_ANNOTATION;
@@ -87,7 +88,7 @@ impl<'a> Bindings<'a> {
     pub fn classify(
         bindings: &'a [BindingView],
         snapshot: &str,
-        clusters: &[MemberCluster],
+        clusters: &[Arc<MemberCluster>],
     ) -> Self {
         let mut sorted: Vec<&BindingView> = bindings.iter().filter(|b| !b.deleting).collect();
         sorted.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));

@@ -33,6 +33,8 @@
 //! deleting bindings are ignored (removing the scheduler's cleanup finalizer from them, as
 //! KubeFleet does, is left to the controller).
 
+use std::sync::Arc;
+
 mod binding;
 mod decision;
 mod filter;
@@ -71,7 +73,7 @@ pub struct SchedulingInput<'a> {
     /// The latest policy snapshot's name: bindings naming another snapshot are obsolete.
     pub policy_snapshot: &'a str,
     /// Every member cluster of the fleet, with unique names.
-    pub clusters: &'a [MemberCluster],
+    pub clusters: &'a [Arc<MemberCluster>],
     /// Every binding of the placement.
     pub bindings: &'a [BindingView],
     /// The time eligibility is judged at.

@@ -20,7 +20,7 @@ pub(crate) fn schedule(input: &SchedulingInput<'_>, bindings: &Bindings<'_>) -> 
     let clusters: HashMap<&str, &MemberCluster> = input
         .clusters
         .iter()
-        .map(|c| (cluster_name(c), c))
+        .map(|c| (cluster_name(c), &**c))
         .collect();
     let mut names: Vec<&str> = Vec::new();
     for name in input.policy.cluster_names.as_deref().unwrap_or_default() {

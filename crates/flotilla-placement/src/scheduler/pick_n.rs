@@ -19,6 +19,7 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use flotilla_api::cluster::MemberCluster;
 
@@ -215,7 +216,7 @@ fn scale_up(input: &SchedulingInput<'_>, bindings: &Bindings<'_>, wanted: usize)
 /// range spans all clusters) and filters it. Returns the property table and a verdict per
 /// cluster, both in cluster order.
 fn sweep_fleet<'a>(
-    clusters: &'a [MemberCluster],
+    clusters: &'a [Arc<MemberCluster>],
     active: &HashMap<&str, &'a BindingView>,
     filters: &Filters<'_>,
     preferences: &Preferences<'_>,

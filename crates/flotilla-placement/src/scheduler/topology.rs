@@ -10,6 +10,7 @@
 //! over constraints. Clusters without the topology key are outside the spread (score 0).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::placement::policy::{TopologySpreadConstraint, UnsatisfiableConstraintAction};
@@ -67,7 +68,7 @@ struct Counts<'a> {
 impl<'a> Counts<'a> {
     fn of(
         key: &str,
-        clusters: &'a [MemberCluster],
+        clusters: &'a [Arc<MemberCluster>],
         active: &impl Fn(&MemberCluster) -> bool,
     ) -> Self {
         let mut by_domain: HashMap<&str, usize> = HashMap::new();
@@ -109,7 +110,7 @@ impl<'a> Counts<'a> {
 /// or Bound binding under the current snapshot.
 pub(crate) fn evaluate<'a>(
     constraints: &'a [TopologySpreadConstraint],
-    clusters: &'a [MemberCluster],
+    clusters: &'a [Arc<MemberCluster>],
     active: impl Fn(&MemberCluster) -> bool,
 ) -> Spread<'a> {
     let mut spread = Spread {
@@ -200,7 +201,8 @@ mod tests {
             cluster("b1", Some("b")),
             cluster("c1", Some("c")),
             cluster("x", None),
-        ];
+        ]
+        .map(Arc::new);
         let active = active_among(&["a1"]);
         let constraints = [constraint(UnsatisfiableConstraintAction::DoNotSchedule)];
         let spread = evaluate(&constraints, &clusters, &active);
@@ -236,7 +238,8 @@ mod tests {
             cluster("a1", Some("a")),
             cluster("b1", Some("b")),
             cluster("b2", Some("b")),
-        ];
+        ]
+        .map(Arc::new);
         let constraints = [constraint(UnsatisfiableConstraintAction::DoNotSchedule)];
         let spread = evaluate(&constraints, &clusters, active_among(&["b1"]));
         assert_eq!(spread.score(0), 1);

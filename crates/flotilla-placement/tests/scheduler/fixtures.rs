@@ -1,5 +1,7 @@
 //! Fixtures shared by the scheduler tests: member clusters, bindings and policies.
 
+use std::sync::Arc;
+
 use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::placement::policy::PlacementPolicy;
@@ -141,10 +143,11 @@ pub fn run_after(
     bindings: &[BindingView],
     previous: &[ClusterDecision],
 ) -> Decision {
+    let clusters: Vec<Arc<MemberCluster>> = clusters.iter().cloned().map(Arc::new).collect();
     schedule(&SchedulingInput {
         policy,
         policy_snapshot: SNAPSHOT,
-        clusters,
+        clusters: &clusters,
         bindings,
         now: NOW.parse().unwrap(),
         eligibility: EligibilityWindows::default(),
