@@ -72,7 +72,8 @@ pub struct SchedulingInput<'a> {
     pub policy: &'a PlacementPolicy,
     /// The latest policy snapshot's name: bindings naming another snapshot are obsolete.
     pub policy_snapshot: &'a str,
-    /// Every member cluster of the fleet, with unique names.
+    /// Every member cluster of the fleet, with unique names; shared with the controller's
+    /// watch cache (`Arc`), so a reconcile does not copy the fleet.
     pub clusters: &'a [Arc<MemberCluster>],
     /// Every binding of the placement.
     pub bindings: &'a [BindingView],
