@@ -207,6 +207,11 @@ impl ApiError {
         Self::new(401, "Unauthorized", "Unauthorized")
     }
 
+    /// 401 with the reason the presented credentials were refused.
+    pub fn unauthorized_because(message: impl Into<String>) -> Self {
+        Self::new(401, "Unauthorized", message)
+    }
+
     /// 429: the client is over one of its limits; retry after a second.
     pub fn too_many_requests(message: impl Into<String>) -> Self {
         let mut e = Self::new(429, "TooManyRequests", message);

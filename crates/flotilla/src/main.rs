@@ -8,6 +8,7 @@
 
 mod approve;
 mod bench;
+mod client_certs;
 mod controllers;
 mod dashboard;
 mod fleet_runner;

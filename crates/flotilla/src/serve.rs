@@ -1,28 +1,27 @@
-//! Serving the API router over TLS (HTTP/2 and HTTP/1.1), one task per connection. A verified
-//! client certificate becomes the identity of every request on its connection; handshakes and
-//! request headers that dawdle are cut off, so slow clients cannot hold connections open.
+//! Serving the API router over TLS (HTTP/2 and HTTP/1.1), one task per connection. What the
+//! client certificate says (its user, or why it is refused) goes with every request on its
+//! connection; handshakes and request headers that dawdle are cut off, so slow clients cannot
+//! hold connections open.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use flotilla_apiserver::auth::{PeerIdentity, x509};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use crate::tls::ServerTls;
+
 /// How long a TLS handshake, or a request's headers, may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts TLS connections on `listener` forever, serving `router`.
-pub async fn serve_tls(
-    listener: TcpListener,
-    tls: Arc<rustls::ServerConfig>,
-    router: axum::Router,
-) -> Result<()> {
-    let acceptor = TlsAcceptor::from(tls);
+pub async fn serve_tls(listener: TcpListener, tls: ServerTls, router: axum::Router) -> Result<()> {
+    let acceptor = TlsAcceptor::from(tls.config);
+    let client_certs = Arc::new(tls.client_certs);
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -34,6 +33,7 @@ pub async fn serve_tls(
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let router = router.clone();
+        let client_certs = client_certs.clone();
         tokio::spawn(async move {
             let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
@@ -50,9 +50,7 @@ pub async fn serve_tls(
                 .get_ref()
                 .1
                 .peer_certificates()
-                .and_then(|chain| chain.first())
-                .and_then(|leaf| x509::identity(leaf))
-                .map(|user| PeerIdentity(Arc::new(user)));
+                .and_then(|chain| client_certs.judge(chain));
             let service = TowerToHyperService::new(tower::ServiceExt::map_request(
                 router,
                 move |mut req: http::Request<hyper::body::Incoming>| {

@@ -12,6 +12,8 @@ use rcgen::{
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 
+use crate::client_certs::ClientCerts;
+
 /// PEM material of the hub's CA and serving certificate.
 #[derive(Debug, Clone)]
 pub struct Pki {
@@ -89,7 +91,7 @@ pub fn load_or_create(dir: &Path, extra_ip: Option<IpAddr>) -> Result<Pki> {
 }
 
 /// The CA's certificate parameters (also used to rebuild its issuer identity on restart).
-fn ca_params() -> Result<CertificateParams> {
+pub(crate) fn ca_params() -> Result<CertificateParams> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params
@@ -119,35 +121,35 @@ pub fn write_private(dir: &Path, name: &str, content: &str) -> Result<()> {
     Ok(())
 }
 
-/// A rustls server configuration for the serving certificate, offering HTTP/2 and HTTP/1.1.
-/// Clients may present a certificate signed by the hub's CA (it is then their identity); an
-/// invalid or expired one fails the handshake. Clients without one authenticate with tokens.
-pub fn server_config(pki: &Pki) -> Result<Arc<rustls::ServerConfig>> {
+/// What the TLS listener needs: the server configuration and the judge of client certificates.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The rustls configuration: the serving certificate, HTTP/2 and HTTP/1.1 offered.
+    pub config: Arc<rustls::ServerConfig>,
+    /// Decides, after the handshake, what a client certificate is worth.
+    pub client_certs: ClientCerts,
+}
+
+/// The TLS serving set-up for `pki`. Clients may present a certificate signed by the hub's CA
+/// (it is then their identity); an invalid or expired one gets 401s saying why. Clients without
+/// one authenticate with tokens.
+pub fn server_config(pki: &Pki) -> Result<ServerTls> {
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(pki.cert_pem.as_bytes())
             .collect::<Result<_, _>>()
             .context("parsing certificate")?;
     let key = PrivateKeyDer::from_pem_slice(pki.key_pem.as_bytes()).context("parsing key")?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    for ca in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
-        roots
-            .add(ca.context("parsing CA certificate")?)
-            .context("adding the CA as a client-certificate root")?;
-    }
-    let client_verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    )
-    .allow_unauthenticated()
-    .build()
-    .context("building the client-certificate verifier")?;
+    let client_certs = ClientCerts::new(&pki.ca_pem, provider.clone())?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_client_cert_verifier(client_verifier)
+        .with_client_cert_verifier(client_certs.handshake_verifier())
         .with_single_cert(certs, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok(ServerTls {
+        config: Arc::new(config),
+        client_certs,
+    })
 }
 
 /// A client certificate and key (PEM) for `user` in `group`, signed by the hub's CA in `dir`,

@@ -46,10 +46,17 @@ impl UserInfo {
     }
 }
 
-/// The identity of a TLS client certificate, attached to each request of its connection by
-/// the TLS listener (the certificate chain was verified against the hub's CA in the handshake).
+/// What a connection's TLS client certificate says, attached to each request of the connection
+/// by the TLS listener.
 #[derive(Debug, Clone)]
-pub struct PeerIdentity(pub Arc<UserInfo>);
+pub enum PeerIdentity {
+    /// A certificate whose chain verified against the hub's CA: the user it names.
+    Verified(Arc<UserInfo>),
+    /// A certificate the hub does not accept (expired, from another CA, naming no user), and
+    /// why. As with kube-apiserver, the handshake still succeeds and each request is a 401
+    /// saying why, which the client can show; a refused handshake only shows a broken pipe.
+    Refused(Arc<str>),
+}
 
 /// Resolves request credentials to users.
 #[derive(Debug, Clone)]
@@ -87,7 +94,13 @@ impl Authenticator {
                 }
                 Err(ApiError::unauthorized())
             }
-            None => peer.map(|p| p.0.clone()).ok_or_else(ApiError::unauthorized),
+            None => match peer {
+                Some(PeerIdentity::Verified(user)) => Ok(user.clone()),
+                Some(PeerIdentity::Refused(why)) => Err(ApiError::unauthorized_because(format!(
+                    "client certificate refused: {why}"
+                ))),
+                None => Err(ApiError::unauthorized()),
+            },
         }
     }
 }
