@@ -91,7 +91,7 @@ impl<F: PlacementFamily> BindingCache<F> {
     /// The bindings of `placement` in their working form, or `None` while the cache is behind
     /// the controller's own writes to them (or has not listed them yet): the caller tries
     /// again shortly.
-    pub(crate) fn of(&self, placement: &PlacementKey) -> Option<Vec<ClusterResourceBinding>> {
+    pub(crate) fn of(&self, placement: &PlacementKey) -> Option<Vec<Arc<ClusterResourceBinding>>> {
         if !self.ready.load(Ordering::Acquire) {
             return None;
         }
@@ -100,16 +100,24 @@ impl<F: PlacementFamily> BindingCache<F> {
             return None;
         }
         Some(
-            self.store
-                .state()
-                .iter()
-                .filter(|b| {
-                    b.labels().get(PARENT_PLACEMENT_LABEL) == Some(&placement.name)
-                        && b.namespace().as_deref() == placement.namespace()
-                })
-                .map(|b| (**b).clone().into())
+            self.of_placement(placement)
+                .map(F::working_binding)
                 .collect(),
         )
+    }
+
+    /// How many bindings `placement` has in the cache, without copying them.
+    pub(crate) fn count(&self, placement: &PlacementKey) -> usize {
+        self.of_placement(placement).count()
+    }
+
+    /// The cached bindings of `placement`, as the store has them.
+    fn of_placement(&self, placement: &PlacementKey) -> impl Iterator<Item = Arc<F::Binding>> {
+        let placement = placement.clone();
+        self.store.state().into_iter().filter(move |b| {
+            b.labels().get(PARENT_PLACEMENT_LABEL) == Some(&placement.name)
+                && b.namespace().as_deref() == placement.namespace()
+        })
     }
 
     /// Records the writes to `placement`'s bindings that succeeded (their resourceVersions);
@@ -181,7 +189,7 @@ mod tests {
         .expect("a valid binding")
     }
 
-    fn names(bindings: Option<Vec<ClusterResourceBinding>>) -> Option<Vec<String>> {
+    fn names(bindings: Option<Vec<Arc<ClusterResourceBinding>>>) -> Option<Vec<String>> {
         bindings.map(|bs| {
             let mut names: Vec<String> = bs.iter().map(|b| b.name_any()).collect();
             names.sort();
@@ -239,6 +247,8 @@ mod tests {
             names(cache.of(&app)),
             Some(vec!["app-a".to_string(), "app-b".to_string()])
         );
+        assert_eq!((cache.count(&app), cache.count(&other)), (2, 1));
+        assert_eq!(cache.count(&PlacementKey::of(Some("ns"), "app")), 0);
     }
 
     /// A failed write among successful ones is returned, and the successful ones are still

@@ -13,8 +13,10 @@
 //! to is also in its [`PlacementKey`]: a namespace means a `ResourcePlacement`.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use flotilla_api::placement::binding::ResourceBindingStatus;
+use flotilla_api::placement::staged_update_run::{UpdateRunSpec, UpdateRunStatus};
 use flotilla_api::placement::{
     ApprovalRequest, ClusterApprovalRequest, ClusterResourceBinding, ClusterResourcePlacement,
     ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot, ClusterStagedUpdateRun,
@@ -116,13 +118,21 @@ pub(crate) trait PlacementFamily: Send + Sync + 'static {
     type PolicySnapshot: Record<ClusterSchedulingPolicySnapshot>;
     /// The kind, which prefixes the placement-level condition types.
     const KIND: PlacementKind;
+
+    /// A binding as read (shared with a watch cache) in its working form: the same object
+    /// for the cluster-scoped family, a converted copy for the namespaced one. Bindings are
+    /// read thousands at a time, on every reconcile of a large placement.
+    fn working_binding(binding: Arc<Self::Binding>) -> Arc<ClusterResourceBinding>;
 }
 
 /// A placement family with staged update runs: the run, strategy and approval request kinds
 /// of its scope.
 pub(crate) trait UpdateRunFamily: PlacementFamily {
-    /// The staged update run.
-    type Run: Record<ClusterStagedUpdateRun>;
+    /// The staged update run, whose spec and status are readable in place (a run's status
+    /// lists every cluster, megabytes at 10,000: too much to copy for a look).
+    type Run: Record<ClusterStagedUpdateRun>
+        + HasSpec<Spec = UpdateRunSpec>
+        + HasStatus<Status = UpdateRunStatus>;
     /// The staged update strategy.
     type Strategy: Record<ClusterStagedUpdateStrategy>;
     /// The approval request.
@@ -150,6 +160,10 @@ impl PlacementFamily for ClusterFamily {
     type ResourceSnapshot = ClusterResourceSnapshot;
     type PolicySnapshot = ClusterSchedulingPolicySnapshot;
     const KIND: PlacementKind = PlacementKind::ClusterResourcePlacement;
+
+    fn working_binding(binding: Arc<Self::Binding>) -> Arc<ClusterResourceBinding> {
+        binding
+    }
 }
 
 /// `ResourcePlacement` and its records in its namespace.
@@ -161,6 +175,10 @@ impl PlacementFamily for NamespacedFamily {
     type ResourceSnapshot = ResourceSnapshot;
     type PolicySnapshot = SchedulingPolicySnapshot;
     const KIND: PlacementKind = PlacementKind::ResourcePlacement;
+
+    fn working_binding(binding: Arc<Self::Binding>) -> Arc<ClusterResourceBinding> {
+        Arc::new((*binding).clone().into())
+    }
 }
 
 /// The API of `K` objects in the scope of `placement`: all of them for a

@@ -11,6 +11,7 @@ use flotilla_api::placement::{
 };
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
+use std::sync::Arc;
 
 use super::family::{Parent, PlacementFamily, api};
 use super::snapshots::LatestResources as Latest;
@@ -34,7 +35,7 @@ pub(crate) struct StatusInput<'a> {
     pub resources: &'a Latest,
     pub snapshots: &'a [ClusterResourceSnapshot],
     pub policy_snapshot: &'a ClusterSchedulingPolicySnapshot,
-    pub bindings: &'a [ClusterResourceBinding],
+    pub bindings: &'a [Arc<ClusterResourceBinding>],
     pub now: Timestamp,
 }
 

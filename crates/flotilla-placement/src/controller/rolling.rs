@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
+use std::sync::Arc;
 
 use super::binding_cache::BindingCache;
 use super::family::{Object, Parent, PlacementFamily, api};
@@ -58,7 +59,7 @@ pub(crate) async fn run<F: PlacementFamily>(
     client: &Client,
     cache: &BindingCache<F>,
     target: &Target<'_>,
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
     now: Timestamp,
 ) -> Result<(bool, Option<Timestamp>), ControllerError> {
     let config = target

@@ -37,7 +37,7 @@ pub(crate) struct Cycle<'a> {
     /// The latest policy snapshot (working form).
     pub snapshot: &'a ClusterSchedulingPolicySnapshot,
     /// The placement's bindings (working form).
-    pub bindings: &'a [ClusterResourceBinding],
+    pub bindings: &'a [Arc<ClusterResourceBinding>],
     /// The time eligibility is judged at.
     pub now: Timestamp,
     /// The eligibility windows.
@@ -54,7 +54,7 @@ pub(crate) async fn run<F: PlacementFamily>(
 ) -> Result<(Decision, bool), ControllerError> {
     let policy = effective_policy(cycle.snapshot);
     let snapshot_name = cycle.snapshot.metadata.name.clone().unwrap_or_default();
-    let views: Vec<BindingView> = cycle.bindings.iter().map(BindingView::of).collect();
+    let views: Vec<BindingView> = cycle.bindings.iter().map(|b| BindingView::of(b)).collect();
     let decision = schedule(&SchedulingInput {
         policy: &policy,
         policy_snapshot: &snapshot_name,

@@ -14,8 +14,10 @@ use std::time::Duration;
 
 use flotilla_api::placement::ClusterStagedUpdateRun;
 use flotilla_api::placement::snapshots::PARENT_PLACEMENT_LABEL;
+use flotilla_api::placement::staged_update_run::UpdateRunStatus;
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use futures::StreamExt;
+use kube::core::object::{HasSpec, HasStatus};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -100,8 +102,7 @@ fn runs_of<F: UpdateRunFamily, K: Resource>(
         runs.state()
             .iter()
             .filter(|run| {
-                run.meta().namespace == namespace
-                    && &working::<F>(run).spec.placement_name == placement
+                run.meta().namespace == namespace && &run.spec().placement_name == placement
             })
             .map(|run| ObjectRef::from_obj(&**run))
             .collect()
@@ -113,30 +114,36 @@ fn working<F: UpdateRunFamily>(run: &F::Run) -> ClusterStagedUpdateRun {
     run.clone().into()
 }
 
-/// Initializes the run, or runs one pass of it.
+/// Initializes the run, or runs one pass of it. What decides whether to take a pass at all
+/// (finished, paced) is read in place: most wake-ups of a large run are paced, and its working
+/// form is a copy of megabytes.
 async fn reconcile<F: UpdateRunFamily>(
     run: Arc<F::Run>,
     ctx: Arc<Context<F>>,
 ) -> Result<Action, ControllerError> {
-    let run = working::<F>(&run);
-    let status = run.status.clone().unwrap_or_default();
-    let failed_to_start = status
+    let unset = UpdateRunStatus::default();
+    let read = run.status().unwrap_or(&unset);
+    let failed_to_start = read
         .conditions
         .iter()
         .flatten()
         .any(|c| c.type_ == INITIALIZED && c.status == "False");
-    let run_key = key_of(&run).to_string();
-    if run.metadata.deletion_timestamp.is_some() || finished(&status) || failed_to_start {
+    let run_path = key_of(&*run);
+    let run_key = run_path.to_string();
+    if run.meta().deletion_timestamp.is_some() || finished(read) || failed_to_start {
         ctx.pacing.forget(&run_key);
         return Ok(Action::await_change());
     }
-    let key = PlacementKey::of(key_of(&run).namespace(), &run.spec.placement_name);
+    let key = PlacementKey::of(run_path.namespace(), &run.spec().placement_name);
+    if let Some(wait) = ctx.pacing.wait(&run_key, ctx.bindings.count(&key)) {
+        return Ok(Action::requeue(wait));
+    }
     let Some(bindings) = ctx.bindings.of(&key) else {
         return Ok(Action::requeue(CACHE_BEHIND_RETRY));
     };
-    if let Some(wait) = ctx.pacing.take(&run_key, bindings.len()) {
-        return Ok(Action::requeue(wait));
-    }
+    ctx.pacing.taken(&run_key);
+    let run = working::<F>(&run);
+    let status = run.status.clone().unwrap_or_default();
     let now = ctx.clock.now();
     if !initialized(&status) {
         return start::initialize::<F>(&ctx, &run, &key, &bindings, now).await;

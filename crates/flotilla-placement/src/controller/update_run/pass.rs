@@ -4,6 +4,7 @@
 //! run's status.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_api::conditions::{NewCondition, find};
 use flotilla_api::placement::approval_request::{
@@ -50,7 +51,7 @@ pub(super) async fn pass<F: UpdateRunFamily>(
     run: &ClusterStagedUpdateRun,
     mut status: UpdateRunStatus,
     key: &PlacementKey,
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
     now: Timestamp,
 ) -> Result<Action, ControllerError> {
     let generation = run.metadata.generation.unwrap_or_default();
@@ -173,7 +174,7 @@ async fn drift<F: UpdateRunFamily>(
     ctx: &Context<F>,
     key: &PlacementKey,
     status: &UpdateRunStatus,
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
 ) -> Result<Option<String>, ControllerError> {
     let Some((policy, policy_index)) = latest_policy::<F>(&ctx.client, key).await? else {
         return Ok(Some(format!(
@@ -259,7 +260,7 @@ async fn carry_out<F: UpdateRunFamily>(
     ctx: &Context<F>,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
     requests: &BTreeMap<String, ClusterApprovalRequest>,
     recorded: &BTreeMap<String, ClusterOverrides>,
     snapshot: &str,
@@ -270,7 +271,7 @@ async fn carry_out<F: UpdateRunFamily>(
     let binding_api = api::<F::Binding>(&ctx.client, key);
     let by_cluster: BTreeMap<&str, &ClusterResourceBinding> = bindings
         .iter()
-        .map(|b| (b.spec.target_cluster.as_str(), b))
+        .map(|b| (b.spec.target_cluster.as_str(), &**b))
         .collect();
     let run_name = run.name_any();
     let index = status

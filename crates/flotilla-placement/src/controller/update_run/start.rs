@@ -6,6 +6,7 @@
 //! External strategy, clusters that do not fit the stages) fails it for good.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
@@ -56,7 +57,7 @@ pub(super) async fn initialize<F: UpdateRunFamily>(
     ctx: &Context<F>,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
     now: Timestamp,
 ) -> Result<Action, ControllerError> {
     let api = api::<F::Run>(&ctx.client, key);
@@ -101,7 +102,7 @@ async fn prepare<F: UpdateRunFamily>(
     client: &Client,
     run: &ClusterStagedUpdateRun,
     key: &PlacementKey,
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
     now: Timestamp,
 ) -> Result<Result<flotilla_api::placement::UpdateRunStatus, NotYet>, ControllerError> {
     let name = &key.name;
@@ -242,10 +243,11 @@ pub(super) async fn latest_policy<F: PlacementFamily>(
 /// The bindings a run updates (Scheduled or Bound) and those its deletion stage removes
 /// (Unscheduled); bindings being deleted are neither.
 pub(super) fn split(
-    bindings: &[ClusterResourceBinding],
+    bindings: &[Arc<ClusterResourceBinding>],
 ) -> (Vec<&ClusterResourceBinding>, Vec<&ClusterResourceBinding>) {
     let live = bindings
         .iter()
+        .map(|b| &**b)
         .filter(|b| b.metadata.deletion_timestamp.is_none());
     live.partition(|b| b.spec.state != BindingState::Unscheduled)
 }
