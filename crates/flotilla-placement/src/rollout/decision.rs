@@ -92,11 +92,12 @@ impl RolloutPlan {
             .collect()
     }
 
-    /// The action for binding `name`, if it was in the input.
+    /// The action for binding `name`, if it was in the input: a binary search of the
+    /// verdicts (sorted by name), as the controller asks for every binding of the round.
     pub fn action(&self, name: &str) -> Option<&Action> {
         self.verdicts
-            .iter()
-            .find(|v| v.binding == name)
-            .map(|v| &v.action)
+            .binary_search_by(|v| v.binding.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.verdicts[i].action)
     }
 }

@@ -6,6 +6,8 @@
 //! RolloutStarted: False with the rollout's message when the rollout holds it back, else
 //! Unknown. Under External the cluster shows what its binding has, whatever the snapshot.
 
+use std::collections::HashMap;
+
 use flotilla_api::conditions::{NewCondition, find};
 use flotilla_api::placement::snapshots::ClusterDecision;
 use flotilla_api::placement::status::PerClusterPlacementStatus;
@@ -28,19 +30,35 @@ pub(super) struct Context<'a> {
     pub latest_snapshot: &'a str,
     /// The latest resource snapshot's index.
     pub latest_index: &'a str,
-    /// The previous per-cluster statuses, for their transition times.
-    pub previous: &'a [PerClusterPlacementStatus],
+    /// The previous per-cluster statuses' conditions by cluster, for their transition times.
+    pub previous: HashMap<&'a str, &'a [Condition]>,
     /// The time of the roll-up.
     pub now: Timestamp,
+}
+
+impl<'a> Context<'a> {
+    /// The conditions of each cluster in `statuses` (the first status of a cluster, if one
+    /// is listed twice), looked up once per cluster of a placement of thousands.
+    pub(super) fn previous_of(
+        statuses: &'a [PerClusterPlacementStatus],
+    ) -> HashMap<&'a str, &'a [Condition]> {
+        let mut previous = HashMap::with_capacity(statuses.len());
+        for status in statuses {
+            if let Some(cluster) = status.cluster_name.as_deref() {
+                previous
+                    .entry(cluster)
+                    .or_insert_with(|| status.conditions.as_deref().unwrap_or_default());
+            }
+        }
+        previous
+    }
 }
 
 impl Context<'_> {
     /// The previous conditions of `cluster` (none for an unnamed slot).
     fn previous_conditions(&self, cluster: Option<&str>) -> &[Condition] {
-        self.previous
-            .iter()
-            .find(|p| cluster.is_some() && p.cluster_name.as_deref() == cluster)
-            .and_then(|p| p.conditions.as_deref())
+        cluster
+            .and_then(|c| self.previous.get(c).copied())
             .unwrap_or_default()
     }
 

@@ -17,6 +17,8 @@
 //! PickN slots beyond the fleet's rejected clusters are listed without a cluster name instead
 //! of being left out.
 
+use std::collections::HashMap;
+
 use flotilla_api::conditions::{NewCondition, find};
 use flotilla_api::placement::ClusterResourceBinding;
 use flotilla_api::placement::binding::{ResourceBindingSpec, ResourceBindingStatus};
@@ -195,18 +197,21 @@ pub fn placement_status(input: &PlacementInput<'_>) -> PlacementStatus {
         external,
         latest_snapshot: input.latest.snapshot,
         latest_index: input.latest.index,
-        previous: input
-            .previous
-            .placement_statuses
-            .as_deref()
-            .unwrap_or_default(),
+        previous: Context::previous_of(
+            input
+                .previous
+                .placement_statuses
+                .as_deref()
+                .unwrap_or_default(),
+        ),
         now: input.now,
     };
     let decisions = &snapshot.status.target_clusters;
+    let bindings = bindings_by_cluster(input, snapshot.name);
     let picked: Vec<PerClusterPlacementStatus> = decisions
         .iter()
         .filter(|d| d.selected)
-        .map(|d| context.selected(d, binding_for(input, snapshot.name, &d.cluster_name)))
+        .map(|d| context.selected(d, bindings.get(d.cluster_name.as_str()).copied()))
         .collect();
     let unfilled = unfilled(input.policy, decisions)
         .into_iter()
@@ -255,15 +260,21 @@ fn scheduled_condition<'a>(input: &PlacementInput<'a>, name: &'a str) -> NewCond
     }
 }
 
-/// The live binding on `cluster` made under policy snapshot `snapshot`.
-fn binding_for<'b>(
+/// The binding of each cluster for policy snapshot `snapshot` (not being deleted; the first,
+/// should a cluster have two), by cluster name.
+fn bindings_by_cluster<'b>(
     input: &PlacementInput<'b>,
     snapshot: &str,
-    cluster: &str,
-) -> Option<&'b PlacementBinding<'b>> {
-    input.bindings.iter().find(|b| {
-        !b.deleting
-            && b.spec.target_cluster == cluster
-            && b.spec.scheduling_policy_snapshot_name == snapshot
-    })
+) -> HashMap<&'b str, &'b PlacementBinding<'b>> {
+    let mut by_cluster = HashMap::with_capacity(input.bindings.len());
+    for binding in input
+        .bindings
+        .iter()
+        .filter(|b| !b.deleting && b.spec.scheduling_policy_snapshot_name == snapshot)
+    {
+        by_cluster
+            .entry(binding.spec.target_cluster.as_str())
+            .or_insert(binding);
+    }
+    by_cluster
 }

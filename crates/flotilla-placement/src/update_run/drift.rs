@@ -2,6 +2,8 @@
 //! validation before every pass): a new scheduling policy snapshot, a different number of
 //! clusters, or a scheduled cluster the run's stages do not hold.
 
+use std::collections::HashSet;
+
 use flotilla_api::placement::staged_update_run::UpdateRunStatus;
 
 /// What the placement looks like now.
@@ -34,14 +36,13 @@ pub fn changed(status: &UpdateRunStatus, now: &Observed<'_>) -> Option<String> {
             now.cluster_count
         ));
     }
-    let staged = |name: &str| {
-        status
-            .stages_status
-            .iter()
-            .flatten()
-            .any(|s| s.clusters.iter().any(|c| c.cluster_name == name))
-    };
-    now.scheduled.iter().find(|c| !staged(c)).map(|cluster| {
+    let staged: HashSet<&str> = status
+        .stages_status
+        .iter()
+        .flatten()
+        .flat_map(|s| s.clusters.iter().map(|c| c.cluster_name.as_str()))
+        .collect();
+    now.scheduled.iter().find(|c| !staged.contains(*c)).map(|cluster| {
         format!(
             "cluster {cluster} was scheduled after the run was initialized and is in none of its stages; create a new run"
         )
