@@ -2,7 +2,7 @@
 //! the plans are made over the working (cluster-scoped) form of the records, which are written
 //! as the family's kind in the placement's scope.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::placement::snapshots::{IS_LATEST_SNAPSHOT_LABEL, PARENT_PLACEMENT_LABEL};
 use flotilla_api::placement::{ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot};
@@ -125,48 +125,101 @@ pub(crate) async fn sync_resources<F: PlacementFamily>(
 }
 
 /// Reads the objects the placement's selectors pick: anywhere on the hub for a
-/// ClusterResourcePlacement, in its namespace for a ResourcePlacement.
+/// ClusterResourcePlacement, in its namespace for a ResourcePlacement. A
+/// ClusterResourcePlacement reads only what its terms can pick: cluster-scoped objects named
+/// by every term of their kind are read by name, and namespaced kinds only in the namespaces
+/// the terms pick (`selection::names_to_read`, `selection::namespaces_to_read`).
 async fn select(
     client: &Client,
     kinds: &HubKinds,
     parent: &Parent<'_>,
 ) -> Result<Selection, ControllerError> {
     let terms = &parent.spec.resource_selectors;
-    let namespace = parent.key.namespace();
     let mut served = kinds.get(false).await?;
     let (_, problems) = selection::kinds_to_list(terms, &served);
     if !problems.is_empty() {
         served = kinds.get(true).await?;
     }
     let (wanted, problems) = selection::kinds_to_list(terms, &served);
-    let lists = wanted.into_iter().map(|kind| async move {
-        if namespace.is_some() && !kind.namespaced {
-            // A ResourcePlacement places no cluster-scoped object: the kind goes unread, and
-            // the selection says why its term picks nothing.
-            return Ok(((*kind).clone(), Vec::new()));
+    let mut selection = match parent.key.namespace() {
+        Some(namespace) => {
+            let lists = wanted.into_iter().map(|kind| async move {
+                // A ResourcePlacement places no cluster-scoped object: the kind goes unread,
+                // and the selection says why its term picks nothing.
+                let objects = match kind.namespaced {
+                    true => read(client, kind, Reading::In(namespace)).await?,
+                    false => Vec::new(),
+                };
+                Ok::<_, ControllerError>((kind.clone(), objects))
+            });
+            let hub = HubObjects {
+                kinds: try_join_all(lists).await?,
+            };
+            selection::select_in_namespace(namespace, terms, &hub)
         }
-        let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, &kind.plural);
-        let api: Api<DynamicObject> = match namespace {
-            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
-            None => Api::all_with(client.clone(), &resource),
-        };
-        let objects = api.list(&ListParams::default()).await?.items;
-        let objects = objects
-            .into_iter()
-            .map(|o| object_json(o, kind))
-            .collect::<Result<Vec<Value>, _>>()?;
-        Ok::<_, ControllerError>(((*kind).clone(), objects))
-    });
-    let hub = HubObjects {
-        kinds: try_join_all(lists).await?,
-    };
-    let mut selection = match namespace {
-        Some(namespace) => selection::select_in_namespace(namespace, terms, &hub),
-        None => selection::select(terms, &hub),
+        None => {
+            let cluster_scoped = wanted.iter().map(|&kind| async move {
+                let objects = match (kind.namespaced, selection::names_to_read(terms, kind)) {
+                    (true, _) => Vec::new(),
+                    (false, None) => read(client, kind, Reading::All).await?,
+                    (false, Some(names)) => read(client, kind, Reading::Named(&names)).await?,
+                };
+                Ok::<_, ControllerError>((kind.clone(), objects))
+            });
+            let mut hub = HubObjects {
+                kinds: try_join_all(cluster_scoped).await?,
+            };
+            let namespaces = selection::namespaces_to_read(terms, &hub);
+            for (kind, objects) in hub.kinds.iter_mut().filter(|(k, _)| k.namespaced) {
+                let reads = namespaces
+                    .iter()
+                    .map(|namespace| read(client, kind, Reading::In(namespace)));
+                *objects = try_join_all(reads).await?.concat();
+            }
+            selection::select(terms, &hub)
+        }
     };
     selection.problems.splice(0..0, problems);
     Ok(selection)
+}
+
+/// Which objects of a kind to read.
+enum Reading<'a> {
+    /// All of them, in every namespace.
+    All,
+    /// Those of one namespace.
+    In(&'a str),
+    /// The cluster-scoped objects of these names (those that exist).
+    Named(&'a BTreeSet<String>),
+}
+
+/// Reads the objects of `kind` that `reading` says, as JSON with their apiVersion and kind.
+async fn read(
+    client: &Client,
+    kind: &selection::KindInfo,
+    reading: Reading<'_>,
+) -> Result<Vec<Value>, ControllerError> {
+    let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &kind.plural);
+    let objects = match reading {
+        Reading::All => {
+            let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
+            api.list(&ListParams::default()).await?.items
+        }
+        Reading::In(namespace) => {
+            let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource);
+            api.list(&ListParams::default()).await?.items
+        }
+        Reading::Named(names) => {
+            let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
+            let gets = names.iter().map(|name| api.get_opt(name));
+            try_join_all(gets).await?.into_iter().flatten().collect()
+        }
+    };
+    objects
+        .into_iter()
+        .map(|o| object_json(o, kind).map_err(Into::into))
+        .collect()
 }
 
 /// A listed object as JSON with its `apiVersion` and `kind` (lists leave them out per item).

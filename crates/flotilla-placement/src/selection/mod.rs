@@ -2,7 +2,8 @@
 //! manifests its resource snapshots record.
 //!
 //! The shell lists the kinds [`kinds_to_list`] names (from the hub's discovery) and hands the
-//! objects to [`select`]. Selection follows KubeFleet's for a `ClusterResourcePlacement`:
+//! objects to [`select`]; [`names_to_read`] and [`namespaces_to_read`] narrow what it reads
+//! to what the terms can pick. Selection follows KubeFleet's for a `ClusterResourcePlacement`:
 //! terms pick cluster-scoped objects by name, by label selector, or all of a kind; a picked
 //! namespace brings what its `selectionScope` says (nothing else, everything placeable in it,
 //! or what the placement's namespaced terms pick in it). Reserved namespaces (`fleet-…`,
@@ -14,7 +15,7 @@ mod kinds;
 mod namespaced;
 mod propagate;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::placement::selector::{ResourceSelectorTerm, SelectionScope};
 use flotilla_api::placement::status::ResourceIdentifier;
@@ -72,6 +73,34 @@ pub fn kinds_to_list<'a>(
     wanted.sort();
     wanted.dedup();
     (wanted, problems)
+}
+
+/// The only objects of cluster-scoped `kind` that `terms` can pick, when every term of the
+/// kind names its object: the shell then reads those by name instead of listing the kind (a
+/// fleet of 10,000 members has over 10,000 namespaces, and a placement of one namespace by
+/// name needs one of them). `None` when a term picks by label or takes the whole kind.
+pub fn names_to_read(terms: &[ResourceSelectorTerm], kind: &KindInfo) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    for term in terms
+        .iter()
+        .filter(|t| t.group == kind.group && t.kind == kind.kind)
+    {
+        names.insert(term.name.clone()?);
+    }
+    Some(names)
+}
+
+/// The namespaces whose objects `terms` can pick, given the cluster-scoped objects in `hub`
+/// (its namespaced kinds may be listed empty): the namespaces the terms pick. Only their
+/// namespaced objects need reading: [`select`] takes a namespaced object only from a picked
+/// namespace.
+pub fn namespaces_to_read(terms: &[ResourceSelectorTerm], hub: &HubObjects) -> BTreeSet<String> {
+    select(terms, hub)
+        .manifests
+        .iter()
+        .filter(|m| m["apiVersion"] == "v1" && m["kind"] == "Namespace")
+        .map(|m| object_name(m).to_string())
+        .collect()
 }
 
 /// Picks the manifests `terms` select among `hub`'s objects.

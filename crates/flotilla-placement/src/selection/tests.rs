@@ -221,3 +221,114 @@ fn identifiers_split_group_and_version() {
     let ns = identifier(&namespace("app", json!({})));
     assert_eq!((ns.group, ns.namespace), (None, None));
 }
+
+/// What the shell reads for `terms` out of `hub`, as the controller does it: cluster-scoped
+/// kinds whole or only the named objects, then namespaced kinds only in the namespaces the
+/// first reading lets the terms pick.
+fn narrowed(terms: &[ResourceSelectorTerm], hub: &HubObjects) -> HubObjects {
+    let cluster_scoped = HubObjects {
+        kinds: hub
+            .kinds
+            .iter()
+            .map(|(kind, objects)| {
+                let read = match (kind.namespaced, names_to_read(terms, kind)) {
+                    (true, _) => Vec::new(),
+                    (false, None) => objects.clone(),
+                    (false, Some(names)) => objects
+                        .iter()
+                        .filter(|o| names.contains(object_name(o)))
+                        .cloned()
+                        .collect(),
+                };
+                (kind.clone(), read)
+            })
+            .collect(),
+    };
+    let namespaces = namespaces_to_read(terms, &cluster_scoped);
+    HubObjects {
+        kinds: cluster_scoped
+            .kinds
+            .into_iter()
+            .zip(&hub.kinds)
+            .map(|((kind, read), (_, all))| {
+                let read = if kind.namespaced {
+                    all.iter()
+                        .filter(|o| object_namespace(o).is_some_and(|n| namespaces.contains(n)))
+                        .cloned()
+                        .collect()
+                } else {
+                    read
+                };
+                (kind, read)
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn reading_only_what_the_terms_can_pick_selects_the_same() {
+    let namespace_term = |extra: Value| -> Value {
+        let mut term = json!({"group": "", "version": "v1", "kind": "Namespace"});
+        for (field, value) in extra.as_object().unwrap() {
+            term[field] = value.clone();
+        }
+        term
+    };
+    let cases = [
+        vec![term(namespace_term(json!({"name": "app"})))],
+        vec![term(namespace_term(
+            json!({"labelSelector": {"matchLabels": {"team": "b"}}}),
+        ))],
+        vec![term(namespace_term(json!({})))],
+        vec![
+            term(namespace_term(
+                json!({"name": "web", "selectionScope": "NamespaceWithResourceSelectors"}),
+            )),
+            term(json!({"group": "apps", "version": "v1", "kind": "Deployment"})),
+        ],
+        vec![
+            term(namespace_term(
+                json!({"name": "app", "selectionScope": "NamespaceOnly"}),
+            )),
+            term(
+                json!({"group": "rbac.authorization.k8s.io", "version": "v1", "kind": "ClusterRole", "name": "reader"}),
+            ),
+        ],
+        vec![
+            term(namespace_term(json!({"name": "kube-system"}))),
+            term(json!({"group": "apps", "version": "v1", "kind": "Deployment", "name": "api"})),
+        ],
+        vec![term(namespace_term(json!({"name": "absent"})))],
+    ];
+    let hub = hub();
+    for terms in &cases {
+        let narrowed = narrowed(terms, &hub);
+        assert_eq!(select(terms, &narrowed), select(terms, &hub), "{terms:?}");
+        let read: usize = narrowed.kinds.iter().map(|(_, o)| o.len()).sum();
+        let all: usize = hub.kinds.iter().map(|(_, o)| o.len()).sum();
+        assert!(read <= all);
+    }
+    // One namespace by name: one namespace read, and the content of that namespace only.
+    let narrowed = narrowed(&cases[0], &hub);
+    let read: Vec<(&str, usize)> = narrowed
+        .kinds
+        .iter()
+        .map(|(k, o)| (k.kind.as_str(), o.len()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("Namespace", 1),
+            ("ConfigMap", 2),
+            ("Pod", 1),
+            ("Deployment", 1),
+            ("ClusterRole", 0),
+            ("Work", 0)
+        ]
+    );
+    assert_eq!(
+        names_to_read(&cases[1], &served()[0]),
+        None,
+        "by label: the whole kind"
+    );
+}
