@@ -102,9 +102,13 @@ pub(crate) async fn write<F: PlacementFamily>(
     if status == previous {
         return Ok(());
     }
-    writes::status(
+    // Only the changes: a PickAll placement's status lists every cluster, megabytes at
+    // 10,000, of which a round changes a few.
+    let read = parent.status.map(serde_json::to_value).and_then(Result::ok);
+    writes::status_changes(
         &api::<F::Placement>(client, &parent.key),
         parent.meta,
+        read.as_ref(),
         serde_json::to_value(&status).unwrap_or_default(),
     )
     .await
