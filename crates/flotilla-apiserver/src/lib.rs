@@ -34,6 +34,7 @@ pub mod render;
 pub mod security;
 pub mod selectors;
 pub mod status;
+pub mod status_writes;
 pub mod watch;
 
 mod hub;

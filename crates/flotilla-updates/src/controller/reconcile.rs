@@ -12,6 +12,7 @@ use flotilla_api::updates::update_run::{
     ErrorDetail, RunAction, UpdateRunStatus, UpdateState, UpgradeType,
 };
 use flotilla_api::updates::{FleetUpdateStrategy, Gate, MemberUpgrade, UpdateRun};
+use flotilla_apiserver::status_writes;
 use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -227,7 +228,8 @@ async fn set_gate(api: &Api<Gate>, name: &str, state: GateState) -> Result<(), k
         .map(|_| ())
 }
 
-/// Writes the status when it changed, as one replace at the version read.
+/// Writes the status when it changed, at the version read: only its changes once it has one
+/// (a run's status lists every member, megabytes at 10,000, of which a pass changes a few).
 async fn write(
     ctx: &Context,
     run: &UpdateRun,
@@ -237,10 +239,14 @@ async fn write(
     if run.status.is_some() && *before == status {
         return Ok(Requeue::await_change());
     }
-    let mut updated = run.clone();
-    updated.status = Some(status);
     let api = Api::<UpdateRun>::all(ctx.client.clone());
-    api.replace_status(&run.name_any(), &PostParams::default(), &updated)
-        .await?;
+    let read = run.status.as_ref().map(serde_json::to_value).transpose()?;
+    status_writes::status_changes(
+        &api,
+        &run.metadata,
+        read.as_ref(),
+        serde_json::to_value(&status)?,
+    )
+    .await?;
     Ok(Requeue::await_change())
 }
