@@ -1,9 +1,9 @@
 //! How often one run may take a pass. A pass reads, compares and writes the run's status, a
 //! few hundred bytes per cluster (megabytes at 10,000 clusters), and every binding change
-//! wakes the run; unpaced, a large run spends its time on its status for one binding at a time. So a
-//! run's passes are at least [`PER_CLUSTER`] × its clusters apart (100 ms at 1,000 clusters, a
-//! second at 10,000), and each pass takes in every change since the last. This is a CPU budget,
-//! not a rule of the run, so it counts real time, not the hub's clock.
+//! wakes the run; unpaced, a large run spends its time on its status for one binding at a
+//! time. So a run's passes are at least [`PER_CLUSTER`] × its clusters apart (100 ms at 1,000
+//! clusters, a second at 10,000), and each pass takes in every change since the last. This is
+//! a CPU budget, not a rule of the run, so it counts real time, not the hub's clock.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
