@@ -146,9 +146,10 @@ async fn select(
             let lists = wanted.into_iter().map(|kind| async move {
                 // A ResourcePlacement places no cluster-scoped object: the kind goes unread,
                 // and the selection says why its term picks nothing.
-                let objects = match kind.namespaced {
-                    true => read(client, kind, Reading::In(namespace)).await?,
-                    false => Vec::new(),
+                let objects = if kind.namespaced {
+                    read(client, kind, Reading::In(namespace)).await?
+                } else {
+                    Vec::new()
                 };
                 Ok::<_, ControllerError>((kind.clone(), objects))
             });
@@ -170,12 +171,21 @@ async fn select(
                 kinds: try_join_all(cluster_scoped).await?,
             };
             let namespaces = selection::namespaces_to_read(terms, &hub);
-            for (kind, objects) in hub.kinds.iter_mut().filter(|(k, _)| k.namespaced) {
-                let reads = namespaces
-                    .iter()
-                    .map(|namespace| read(client, kind, Reading::In(namespace)));
-                *objects = try_join_all(reads).await?.concat();
-            }
+            let contents =
+                hub.kinds
+                    .iter_mut()
+                    .filter(|(k, _)| k.namespaced)
+                    .map(|(kind, objects)| {
+                        let namespaces = &namespaces;
+                        async move {
+                            let reads = namespaces
+                                .iter()
+                                .map(|namespace| read(client, kind, Reading::In(namespace)));
+                            *objects = try_join_all(reads).await?.concat();
+                            Ok::<_, ControllerError>(())
+                        }
+                    });
+            try_join_all(contents).await?;
             selection::select(terms, &hub)
         }
     };
