@@ -21,6 +21,25 @@ where
     write(api, object, finalizers).await
 }
 
+/// Makes sure `object` (read from `api`, perhaps from a cache that is behind) carries
+/// `finalizer`: adds it at the version read, or, if the object changed since, over the object
+/// as stored now, unless that has it already. Returns the object as stored. A controller
+/// whose watch lags would otherwise retry from the same stale copy until the watch catches up.
+pub async fn ensure<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match add(api, object, finalizer).await {
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        written => return written,
+    }
+    let fresh = api.get(&object.name_any()).await?;
+    if has(&fresh, finalizer) {
+        return Ok(fresh);
+    }
+    add(api, &fresh, finalizer).await
+}
+
 /// Removes `finalizer` from `object` (read from `api`); returns the updated object (or the
 /// object as deleted, when it was the last finalizer of an object being deleted).
 pub async fn remove<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>

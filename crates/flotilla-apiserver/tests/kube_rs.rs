@@ -686,3 +686,39 @@ async fn write_responses_are_the_object_a_read_returns() {
     assert_eq!(as_json(&replaced), as_json(&api.get("echo").await.unwrap()));
     assert_eq!(replaced.data.unwrap().len(), 1);
 }
+
+/// `finalizer::ensure` from a stale copy: the version read was overtaken, so the finalizer
+/// goes onto the object as stored, keeping the other writer's change; and an object that has
+/// the finalizer already is returned as it is.
+#[tokio::test]
+async fn ensuring_a_finalizer_from_a_stale_copy_builds_on_the_stored_object() {
+    use flotilla_apiserver::finalizer;
+    let hub = memory_hub(ServerConfig::default()).await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client(), "default");
+    let stale = api
+        .create(&PostParams::default(), &cm("c", &[("a", "1")]))
+        .await
+        .unwrap();
+    let mut other = stale.clone();
+    other.metadata.finalizers = Some(vec!["example.com/other".into()]);
+    api.replace("c", &PostParams::default(), &other)
+        .await
+        .unwrap();
+
+    let stored = finalizer::ensure(&api, &stale, "example.com/ours")
+        .await
+        .expect("added over the stored object");
+    assert_eq!(
+        stored.finalizers(),
+        ["example.com/other", "example.com/ours"],
+        "the other writer's finalizer is kept"
+    );
+    let again = finalizer::ensure(&api, &stale, "example.com/ours")
+        .await
+        .expect("already there");
+    assert_eq!(
+        again.resource_version(),
+        stored.resource_version(),
+        "no write"
+    );
+}

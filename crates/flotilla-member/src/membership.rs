@@ -15,6 +15,7 @@
 
 pub mod status;
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,8 +29,8 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use serde_json::json;
@@ -66,21 +67,39 @@ struct Context {
     clock: Arc<dyn Clock>,
     windows: EligibilityWindows,
     deadlines: Deadlines<ObjectRef<MemberCluster>>,
+    /// Every InternalMemberCluster, as the watch last saw it.
+    imcs: Store<InternalMemberCluster>,
 }
 
 /// Runs the membership controller against the hub until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
-    let members: Api<MemberCluster> = Api::all(client.clone());
-    let imcs: Api<InternalMemberCluster> = Api::all(client.clone());
+    let (members, members_writer) = reflector::store();
+    let member_changes = watcher(
+        Api::<MemberCluster>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(members_writer)
+    .applied_objects()
+    .predicate_filter(spec_or_lifecycle, Default::default());
+    let (imcs, imcs_writer) = reflector::store();
+    let imc_changes = watcher(
+        Api::<InternalMemberCluster>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(imcs_writer)
+    .applied_objects();
     let ctx = Arc::new(Context {
         client,
         clock,
         windows: EligibilityWindows::default(),
         deadlines,
+        imcs,
     });
-    Controller::new(members, watcher::Config::default())
-        .watches(imcs, watcher::Config::default(), |imc| {
+    Controller::for_stream(member_changes, members)
+        .watches_stream(imc_changes, |imc| {
             let name = imc.name_any();
             imc.namespace()
                 .filter(|ns| member_of_namespace(ns) == Some(name.as_str()))
@@ -94,6 +113,22 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
             }
         })
         .await;
+}
+
+/// What of a MemberCluster wakes the controller: its spec (generation), labels, annotations,
+/// finalizers and deletion; not the status it writes itself.
+fn spec_or_lifecycle(mc: &MemberCluster) -> Option<u64> {
+    let meta = &mc.metadata;
+    let mut hasher = DefaultHasher::new();
+    (
+        meta.generation,
+        &meta.labels,
+        &meta.annotations,
+        &meta.finalizers,
+        meta.deletion_timestamp.is_some(),
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 fn error_policy(mc: Arc<MemberCluster>, error: &MembershipError, _: Arc<Context>) -> Action {
@@ -118,7 +153,7 @@ async fn join(mc: &MemberCluster, ctx: &Context) -> Result<Action, MembershipErr
         return Ok(Action::await_change());
     }
     let namespace = member_namespace(&name);
-    let imc = ensure_imc(&ctx.client, mc, &namespace).await?;
+    let imc = ensure_imc(&ctx.client, &ctx.imcs, mc, &namespace).await?;
     let now = ctx.clock.now();
     let status = status::member_status(mc, Some(&imc), now, &ctx.windows);
     if mc.status.as_ref() != Some(&status) {
@@ -163,9 +198,12 @@ pub async fn ensure_namespace(
 }
 
 /// Gets or creates the member's InternalMemberCluster and keeps its spec in line with the
-/// MemberCluster's.
+/// MemberCluster's. One the watch has seen (`cached`) in line already is taken as it is: each
+/// report the agent writes there wakes this controller, through that same watch, and reading
+/// it from the hub again every time doubled the hub's reads of a large fleet's heartbeats.
 async fn ensure_imc(
     client: &Client,
+    cached: &Store<InternalMemberCluster>,
     mc: &MemberCluster,
     namespace: &str,
 ) -> Result<InternalMemberCluster, kube::Error> {
@@ -175,11 +213,17 @@ async fn ensure_imc(
         .spec
         .heartbeat_period_seconds
         .unwrap_or(DEFAULT_HEARTBEAT_SECONDS);
+    let in_line = |imc: &InternalMemberCluster| {
+        imc.spec.state == ClusterState::Join && imc.spec.heartbeat_period_seconds == Some(period)
+    };
+    if let Some(seen) = cached.get(&ObjectRef::new(&name).within(namespace))
+        && in_line(&seen)
+    {
+        return Ok((*seen).clone());
+    }
     if let Some(existing) = api.get_opt(&name).await? {
         // The InternalMemberCluster lives in the namespace, so the namespace exists too.
-        if existing.spec.state == ClusterState::Join
-            && existing.spec.heartbeat_period_seconds == Some(period)
-        {
+        if in_line(&existing) {
             return Ok(existing);
         }
         let patch = json!({"spec": {"state": "Join", "heartbeatPeriodSeconds": period}});

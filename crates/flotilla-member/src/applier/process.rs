@@ -67,7 +67,7 @@ pub(super) async fn process(
         } => {
             let desired = json!({"metadata": {"ownerReferences": [reference]}});
             let computed = merge::three_way_patch(None, &desired, &current, family);
-            match patch(&api, id, computed).await {
+            match patch(&api, id, computed, &current, family).await {
                 Ok(taken) => (outcome, Some(taken)),
                 Err(message) => (
                     Outcome::new(ProcessingResult::FailedToTakeOver, message),
@@ -154,6 +154,8 @@ async fn write(
                 api,
                 id,
                 merge::three_way_patch(last.as_ref(), object, live, family),
+                live,
+                family,
             )
             .await
         }
@@ -161,11 +163,14 @@ async fn write(
     }
 }
 
-/// Computes and sends a patch to the member.
+/// Sends a computed patch to the member object `live`, of a kind of `family`, unless it
+/// changes nothing there: then `live` is already what the patch asks for.
 async fn patch(
     api: &Api<DynamicObject>,
     id: &WorkResourceIdentifier,
     computed: Result<MemberPatch, PatchError>,
+    live: &Value,
+    family: KindFamily,
 ) -> Result<Value, String> {
     let computed = computed.map_err(|e| {
         format!(
@@ -173,6 +178,9 @@ async fn patch(
             identifier::describe(id)
         )
     })?;
+    if merge::changes_nothing(&computed, live, family) {
+        return Ok(live.clone());
+    }
     send(api, &id.name, &computed)
         .await
         .map(to_value)

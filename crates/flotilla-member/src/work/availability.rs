@@ -2,7 +2,12 @@
 //! (with its status), as KubeFleet's availability tracker does (`availability_tracker.go`).
 //!
 //! - **Deployment**: the controller observed the current generation, and `updatedReplicas` and
-//!   `availableReplicas` equal `spec.replicas` (default 1) with no `unavailableReplicas`.
+//!   `availableReplicas` equal `spec.replicas` (default 1) with no `unavailableReplicas`; and,
+//!   unlike KubeFleet, no pods of an older revision are left (`status.replicas` is no more
+//!   than `updatedReplicas`), as `kubectl rollout status` requires. Mid-rollout, a surge pod
+//!   of the new revision and a still-available old one satisfy KubeFleet's counts before the
+//!   new pod is ready; now that the applier checks a Deployment as soon as its status changes,
+//!   it would catch that moment and call a rollout available that is not.
 //! - **StatefulSet**: generation observed, `currentRevision == updateRevision`, and
 //!   `readyReplicas`, `availableReplicas` and `currentReplicas` equal `spec.replicas`
 //!   (default 1).
@@ -183,6 +188,10 @@ fn deployment(d: Object<'_>) -> Availability {
     let unavailable = d.int("/status/unavailableReplicas");
     if unavailable != 0 {
         unmet.push(format!("{unavailable} unavailable"));
+    }
+    let old = d.int("/status/replicas") - d.int("/status/updatedReplicas");
+    if old > 0 {
+        unmet.push(format!("{old} old replicas pending termination"));
     }
     verdict(unmet)
 }
@@ -386,6 +395,13 @@ mod tests {
                 Some(2),
                 json!({"observedGeneration": 3, "updatedReplicas": 1, "availableReplicas": 2}),
                 not_yet("1/2 replicas updated"),
+            ),
+            (
+                // Mid-rollout: the surge pod of the new revision is not ready, the old pod is.
+                Some(1),
+                json!({"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1,
+                       "availableReplicas": 1, "unavailableReplicas": 0}),
+                not_yet("1 old replicas pending termination"),
             ),
         ];
         for (replicas, status, expected) in cases {

@@ -16,7 +16,7 @@
 //! live object's, so co-owners and other finalizers survive.
 
 use flotilla_apimachinery::patch::{
-    BuiltinStrategy, ListStrategy, PatchError, PatchStrategy, strategic_merge_patch,
+    BuiltinStrategy, ListStrategy, PatchError, PatchStrategy, merge_patch, strategic_merge_patch,
 };
 use serde_json::{Map, Value, json};
 
@@ -127,6 +127,23 @@ pub fn three_way_patch(
                 lists,
             )))
         }
+    }
+}
+
+/// Whether applying `patch` to `live` would leave it exactly as it is, so the patch need not be
+/// sent (kubectl's "unchanged"): the member would only parse, merge, validate and compare it
+/// to write nothing. Anything the member would normalize differently (a quantity spelled
+/// otherwise) counts as a change, and is sent.
+pub fn changes_nothing(patch: &MemberPatch, live: &Value, family: KindFamily) -> bool {
+    merged(live, patch, family).is_ok_and(|merged| merged == *live)
+}
+
+/// What a member object `live` of a kind of `family` becomes once its API server applies
+/// `patch` to it.
+pub fn merged(live: &Value, patch: &MemberPatch, family: KindFamily) -> Result<Value, PatchError> {
+    match patch {
+        MemberPatch::Strategic(patch) => strategic_merge_patch(live, patch, family.lists()),
+        MemberPatch::Merge(patch) => Ok(merge_patch(live, patch)),
     }
 }
 

@@ -5,16 +5,27 @@
 //!
 //! The quick checks back off from [`FIRST_RETRY`], doubling up to [`STEADY`], so a Work that
 //! cannot be applied is retried without hammering the member. A Work that is applied and only
-//! waiting for its resources to become available (a Deployment's pods starting) is looked at
-//! every [`FIRST_RETRY`] for its first [`PROMPT_CHECKS`] checks instead: rollouts usually finish
-//! within seconds, and backing off at once (1, 3, 7 s) made availability, and so the whole
-//! rollout, seconds late. After those it backs off like any other.
+//! waiting for its resources to become available (a Service's load balancer, a CRD being
+//! established) is looked at every [`FIRST_RETRY`] for its first [`PROMPT_CHECKS`] checks
+//! instead: those usually finish within seconds, and backing off at once (1, 3, 7 s) made
+//! availability, and so the whole rollout, seconds late. After those it backs off like any
+//! other. A Work waiting only for workloads whose status the applier watches on the member
+//! ([`WATCHED_WORKLOADS`]: a Deployment's pods starting) needs no prompt checks: the
+//! workload's status change brings the next check, and the clock only backs that up.
 
 use flotilla_api::conditions::is_true;
 use flotilla_api::placement::work::WorkStatus;
 use jiff::{SignedDuration, Timestamp};
 
 use super::outcome::{APPLIED, AVAILABLE, DIFF_REPORTED};
+
+/// The workload kinds (group, kind) whose status the applier watches on the member, so a
+/// change to it brings the check of the Work that placed it at once.
+pub const WATCHED_WORKLOADS: [(&str, &str); 3] = [
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+];
 
 /// The period of checks of a settled Work.
 pub const STEADY: SignedDuration = SignedDuration::from_secs(60);
@@ -30,8 +41,11 @@ pub const PROMPT_CHECKS: u32 = 10;
 pub enum Progress {
     /// Applied and available, or its differences reported: nothing more to do.
     Settled,
-    /// Applied; its resources are not available yet.
+    /// Applied; some of its resources, not all of them watched workloads, are not available
+    /// yet.
     Progressing,
+    /// Applied; only watched workloads ([`WATCHED_WORKLOADS`]) are not available yet.
+    AwaitingWorkloads,
     /// Not applied (or not reported): something failed or is still to be done.
     Unsettled,
 }
@@ -94,16 +108,29 @@ pub fn progress(status: &WorkStatus) -> Progress {
     let applied = is_true(conditions, APPLIED);
     if (applied && is_true(conditions, AVAILABLE)) || is_true(conditions, DIFF_REPORTED) {
         Progress::Settled
-    } else if applied {
-        Progress::Progressing
-    } else {
+    } else if !applied {
         Progress::Unsettled
+    } else if status
+        .manifest_conditions
+        .iter()
+        .filter(|m| !is_true(&m.conditions, AVAILABLE))
+        .all(|m| is_watched(&m.identifier.group, &m.identifier.kind))
+    {
+        Progress::AwaitingWorkloads
+    } else {
+        Progress::Progressing
     }
+}
+
+/// Whether the applier watches the status of member objects of `kind` in `group`.
+pub fn is_watched(group: &str, kind: &str) -> bool {
+    WATCHED_WORKLOADS.contains(&(group, kind))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_api::placement::work::{ManifestCondition, WorkResourceIdentifier};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
     fn secs(n: i64) -> SignedDuration {
@@ -192,14 +219,64 @@ mod tests {
     }
 
     #[test]
+    fn a_work_awaiting_only_watched_workloads_backs_off_at_once() {
+        let (delays, _) = delays(Progress::AwaitingWorkloads, 8);
+        assert_eq!(delays, vec![1, 2, 4, 8, 16, 32, 60, 60]);
+    }
+
+    #[test]
+    fn what_a_work_waits_for() {
+        use Progress::*;
+        let manifest = |group: &str, kind: &str, available: &str| ManifestCondition {
+            identifier: WorkResourceIdentifier {
+                group: group.into(),
+                kind: kind.into(),
+                ..WorkResourceIdentifier::default()
+            },
+            conditions: status(&[("Applied", "True"), ("Available", available)]).conditions,
+            ..ManifestCondition::default()
+        };
+        let cases = [
+            (
+                vec![manifest("apps", "Deployment", "False")],
+                AwaitingWorkloads,
+            ),
+            (
+                vec![
+                    manifest("", "Service", "True"),
+                    manifest("apps", "StatefulSet", "False"),
+                    manifest("apps", "DaemonSet", "Unknown"),
+                ],
+                AwaitingWorkloads,
+            ),
+            (
+                vec![
+                    manifest("apps", "Deployment", "False"),
+                    manifest("", "Service", "False"),
+                ],
+                Progressing,
+            ),
+            (
+                vec![manifest("example.com", "Deployment", "False")],
+                Progressing,
+            ),
+        ];
+        for (manifests, expected) in cases {
+            let mut work = status(&[("Applied", "True"), ("Available", "False")]);
+            work.manifest_conditions = manifests;
+            assert_eq!(progress(&work), expected, "{:?}", work.manifest_conditions);
+        }
+    }
+
+    #[test]
     fn progress_of_works() {
         use Progress::*;
         let cases = [
             (vec![], Unsettled),
-            (vec![("Applied", "True")], Progressing),
+            (vec![("Applied", "True")], AwaitingWorkloads),
             (
                 vec![("Applied", "True"), ("Available", "False")],
-                Progressing,
+                AwaitingWorkloads,
             ),
             (vec![("Applied", "False")], Unsettled),
             (vec![("Applied", "True"), ("Available", "True")], Settled),

@@ -27,6 +27,7 @@ pub mod eviction;
 mod family;
 mod naming;
 pub mod override_snapshots;
+mod pacing;
 pub mod placement;
 pub mod placement_status;
 mod reconcile;
@@ -36,6 +37,7 @@ mod snapshots;
 pub mod update_run;
 pub mod work_generator;
 mod writes;
+mod written_statuses;
 
 use std::sync::Arc;
 

@@ -22,6 +22,7 @@ use super::changes::{self, Families, Placements};
 use super::discovery::HubKinds;
 use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, object_ref};
 use super::naming::PARENT_PLACEMENT_LABEL;
+use super::pacing::Pacing;
 use super::{ControllerError, reconcile};
 use crate::placement_key::PlacementKey;
 
@@ -34,6 +35,8 @@ pub(crate) struct Context<F: PlacementFamily> {
     pub clusters: Store<MemberCluster>,
     pub bindings: Arc<BindingCache<F>>,
     pub deadlines: Deadlines<ObjectRef<F::Placement>>,
+    /// How often each placement may take a pass.
+    pub pacing: Pacing,
 }
 
 /// What both families' controllers share.
@@ -98,6 +101,7 @@ fn controller<F: PlacementFamily>(
         kinds: shared.kinds.clone(),
         clusters: shared.clusters.clone(),
         deadlines: deadlines.clone(),
+        pacing: Pacing::default(),
     });
     let requeue = Arc::new(Placements::<F> {
         store: placement_store.clone(),

@@ -38,7 +38,9 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
 ) -> Result<Action, ControllerError> {
     let parent = Parent::of(&*placement);
     let placements = api::<F::Placement>(&ctx.client, &parent.key);
+    let paced = parent.key.to_string();
     if parent.meta.deletion_timestamp.is_some() {
+        ctx.pacing.forget(&paced);
         return delete(&placements, &*placement, &parent, &ctx).await;
     }
     if !finalizer::has(&*placement, PLACEMENT_FINALIZER) {
@@ -50,9 +52,13 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
         generation: parent.generation(),
         reference: owner_reference(&*placement),
     };
+    if let Some(wait) = ctx.pacing.wait(&paced) {
+        return Ok(Action::requeue(wait));
+    }
     let Some(bindings) = ctx.bindings.of(&parent.key) else {
         return Ok(Action::requeue(CACHE_BEHIND_RETRY));
     };
+    ctx.pacing.taken(&paced, bindings.len());
     let policy_snapshot = snapshots::sync_policy::<F>(&ctx.client, &parent, &owner).await?;
     let resources =
         snapshots::sync_resources::<F>(&ctx.client, &ctx.kinds, &parent, &owner).await?;

@@ -7,11 +7,21 @@
 //! A binding keeps a finalizer until its Works are gone, so deleting a binding (the rollout
 //! removing an unscheduled cluster, or the placement being deleted) removes what was placed on
 //! the member: the member agent deletes the applied objects before it lets the Work go.
+//!
+//! A binding is reconciled when its spec, finalizers or deletion change, or when one of its
+//! Works does; not when only its status does (the generator writes most of that itself, and
+//! the rollout's conditions do not concern it). A live binding's Work is read from the cache
+//! the Work watch keeps, not listed from the hub on every reconcile: a cache that is behind
+//! is caught up by the watch event that follows, which reconciles the binding again. Only a
+//! binding being deleted lists its Works from the hub, since its finalizer must not come off
+//! while the cache still misses a Work.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
+use flotilla_api::placement::binding::ResourceBindingStatus;
 use flotilla_api::placement::strategy::ApplyStrategyType;
 use flotilla_api::placement::{
     BindingState, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, Work,
@@ -23,13 +33,14 @@ use futures::{Stream, StreamExt};
 use kube::api::ListParams;
 use kube::core::object::{HasSpec, HasStatus};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::desired_work::{Desired, ManifestCache, desired_work};
 use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, api_in};
 use super::naming::{BINDING_FINALIZER, PARENT_BINDING_LABEL, PARENT_NAMESPACE_LABEL};
+use super::written_statuses::WrittenStatuses;
 use super::{ControllerError, writes};
 use crate::status::{BindingWorks, OverrideOutcome, WorkSync, WorkView, binding_status};
 
@@ -41,34 +52,43 @@ struct Context {
     clock: Arc<dyn Clock>,
     /// Manifests of resource snapshots, read once per index.
     manifests: ManifestCache,
+    /// Every Work of the hub, as the Work watch last saw it.
+    works: Store<Work>,
+    /// Binding statuses written and not yet seen back through the watch.
+    written: WrittenStatuses,
 }
 
 /// Runs the work generator of both placement families until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    let (works, works_writer) = reflector::store();
     let ctx = Arc::new(Context {
         client: client.clone(),
         clock,
         manifests: ManifestCache::default(),
+        works,
+        written: WrittenStatuses::default(),
     });
     let (cluster_tx, cluster_works) = unbounded();
     let (namespaced_tx, namespaced_works) = unbounded();
-    tokio::spawn(route_works(client, cluster_tx, namespaced_tx));
+    tokio::spawn(route_works(client, works_writer, cluster_tx, namespaced_tx));
     tokio::join!(
         run_family::<ClusterFamily>(ctx.clone(), cluster_works),
         run_family::<NamespacedFamily>(ctx, namespaced_works),
     );
 }
 
-/// Watches every Work once and sends each changed Work's binding to its family's controller:
-/// a `ResourceBinding` when the Work names the binding's namespace, else a
-/// `ClusterResourceBinding`.
+/// Watches every Work once, keeping the cache `cache` writes, and sends each changed Work's
+/// binding to its family's controller: a `ResourceBinding` when the Work names the binding's
+/// namespace, else a `ClusterResourceBinding`.
 async fn route_works(
     client: Client,
+    cache: reflector::store::Writer<Work>,
     cluster: UnboundedSender<ObjectRef<ClusterResourceBinding>>,
     namespaced: UnboundedSender<ObjectRef<ResourceBinding>>,
 ) {
     let works = watcher(Api::<Work>::all(client), watcher::Config::default())
         .default_backoff()
+        .reflect(cache)
         .touched_objects();
     let mut works = std::pin::pin!(works);
     while let Some(work) = works.next().await {
@@ -94,8 +114,16 @@ async fn run_family<F: PlacementFamily>(
     ctx: Arc<Context>,
     works: impl Stream<Item = ObjectRef<F::Binding>> + Send + 'static,
 ) {
-    let bindings: Api<F::Binding> = Api::all(ctx.client.clone());
-    Controller::new(bindings, watcher::Config::default())
+    let (cache, writer) = reflector::store();
+    let bindings = watcher(
+        Api::<F::Binding>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(spec_or_lifecycle, Default::default());
+    Controller::for_stream(bindings, cache)
         .reconcile_on(works)
         .run(reconcile::<F>, error_policy::<F>, ctx)
         .for_each(|result| async move {
@@ -104,6 +132,19 @@ async fn run_family<F: PlacementFamily>(
             }
         })
         .await;
+}
+
+/// What of a binding wakes the generator: its spec (generation), finalizers and deletion.
+fn spec_or_lifecycle(binding: &impl Resource) -> Option<u64> {
+    let meta = binding.meta();
+    let mut hasher = DefaultHasher::new();
+    (
+        meta.generation,
+        &meta.finalizers,
+        meta.deletion_timestamp.is_some(),
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 fn error_policy<F: PlacementFamily>(
@@ -126,11 +167,12 @@ async fn reconcile<F: PlacementFamily>(
     let spec = binding.spec();
     let namespace = format!("{MEMBER_NAMESPACE_PREFIX}{}", spec.target_cluster);
     let works_api: Api<Work> = Api::namespaced(ctx.client.clone(), &namespace);
-    let works = works_api
-        .list(&ListParams::default().labels(&work_selector(&*binding)))
-        .await?
-        .items;
     if binding.meta().deletion_timestamp.is_some() {
+        ctx.written.forget(binding.meta());
+        let works = works_api
+            .list(&ListParams::default().labels(&work_selector(&*binding)))
+            .await?
+            .items;
         if works.is_empty() {
             finalizer::remove(&api, &*binding, BINDING_FINALIZER).await?;
         }
@@ -150,30 +192,29 @@ async fn reconcile<F: PlacementFamily>(
         return Ok(Action::await_change());
     }
     let generation = binding.meta().generation.unwrap_or_default();
-    let previous = binding.status().cloned().unwrap_or_default();
     let (desired, overridden) =
         match desired_work::<F>(&ctx.client, &ctx.manifests, &*binding, &namespace).await? {
             Desired::Incomplete => return Ok(Action::requeue(Duration::from_secs(1))),
             Desired::OverrideFailed(message) => {
-                let status = binding_status(&BindingWorks {
-                    generation,
-                    report_diff: reports_diff(spec),
-                    overrides: OverrideOutcome::Failed(&message),
-                    sync: WorkSync::Written(&[]),
-                    previous: &previous,
-                    now: ctx.clock.now(),
-                });
-                if status != previous {
-                    writes::status(&api, binding.meta(), serde_json::to_value(&status)?).await?;
-                }
+                write_status::<F>(&api, &binding, &ctx.written, |previous| {
+                    binding_status(&BindingWorks {
+                        generation,
+                        report_diff: reports_diff(spec),
+                        overrides: OverrideOutcome::Failed(&message),
+                        sync: WorkSync::Written(&[]),
+                        previous,
+                        now: ctx.clock.now(),
+                    })
+                })
+                .await?;
                 return Ok(Action::await_change());
             }
             Desired::Work(work, overridden) => (*work, overridden),
         };
-    let current = works
-        .iter()
-        .find(|w| w.metadata.name == desired.metadata.name);
-    match current {
+    let current = ctx.works.get(
+        &ObjectRef::new(desired.metadata.name.as_deref().unwrap_or_default()).within(&namespace),
+    );
+    match current.as_deref() {
         Some(work) if work.spec == desired.spec && work.labels() == desired.labels() => {}
         Some(work) => {
             let patch = serde_json::json!({
@@ -193,27 +234,63 @@ async fn reconcile<F: PlacementFamily>(
                 .map_err(Into::into);
         }
     }
-    let views: Vec<WorkView> = works
-        .iter()
-        .filter(|w| w.metadata.name == desired.metadata.name)
-        .map(|w| WorkView::of(w, true))
-        .collect();
-    let status = binding_status(&BindingWorks {
-        generation,
-        report_diff: reports_diff(spec),
-        overrides: if overridden {
-            OverrideOutcome::Applied
-        } else {
-            OverrideOutcome::NoneSpecified
-        },
-        sync: WorkSync::Written(&views),
-        previous: &previous,
-        now: ctx.clock.now(),
-    });
-    if status != previous {
-        writes::status(&api, binding.meta(), serde_json::to_value(&status)?).await?;
-    }
+    let views: Vec<WorkView> = current.iter().map(|w| WorkView::of(w, true)).collect();
+    write_status::<F>(&api, &binding, &ctx.written, |previous| {
+        binding_status(&BindingWorks {
+            generation,
+            report_diff: reports_diff(spec),
+            overrides: if overridden {
+                OverrideOutcome::Applied
+            } else {
+                OverrideOutcome::NoneSpecified
+            },
+            sync: WorkSync::Written(&views),
+            previous,
+            now: ctx.clock.now(),
+        })
+    })
+    .await?;
     Ok(Action::await_change())
+}
+
+/// Writes the status `status_from` computes from the binding's status before, if that
+/// changes it, over the newer of the cached binding and the status the generator last wrote
+/// ([`WrittenStatuses`]). If another writer got there first (the rollout sets its conditions
+/// on the same status), the binding is read afresh and the write made once more over it:
+/// under load the watch can be seconds behind, and retrying from the cache until it catches
+/// up was most of a large rollout's binding writes, all refused. A binding whose spec changed
+/// meanwhile is left to the reconcile that change brings.
+async fn write_status<F: PlacementFamily>(
+    api: &Api<F::Binding>,
+    binding: &F::Binding,
+    written: &WrittenStatuses,
+    status_from: impl Fn(&ResourceBindingStatus) -> ResourceBindingStatus,
+) -> Result<(), ControllerError> {
+    let (meta, previous) = written.latest(binding.meta(), binding.status());
+    let status = status_from(&previous);
+    if status == previous {
+        return Ok(());
+    }
+    match writes::status(api, &meta, serde_json::to_value(&status)?).await {
+        Ok(revision) => {
+            written.remember(&meta, revision.unwrap_or_default(), status);
+            return Ok(());
+        }
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => return Err(e.into()),
+    }
+    let fresh = api.get(&binding.name_any()).await?;
+    if fresh.meta().generation != binding.meta().generation {
+        return Ok(());
+    }
+    let unset = ResourceBindingStatus::default();
+    let previous = fresh.status().unwrap_or(&unset);
+    let status = status_from(previous);
+    if status != *previous {
+        let revision = writes::status(api, fresh.meta(), serde_json::to_value(&status)?).await?;
+        written.remember(fresh.meta(), revision.unwrap_or_default(), status);
+    }
+    Ok(())
 }
 
 /// The label selector of the binding's Works: its name, and for a `ResourceBinding` its

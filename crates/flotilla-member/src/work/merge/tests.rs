@@ -1,13 +1,13 @@
 use super::*;
 use crate::work::manifest::LAST_APPLIED_ANNOTATION;
-use flotilla_apimachinery::patch::merge_patch;
 
 /// What the member stores after the patch (as its API server would apply it).
 fn result(live: &Value, patch: &MemberPatch) -> Value {
-    match patch {
-        MemberPatch::Strategic(p) => strategic_merge_patch(live, p, &BuiltinStrategy).unwrap(),
-        MemberPatch::Merge(p) => merge_patch(live, p),
-    }
+    let family = match patch {
+        MemberPatch::Strategic(_) => KindFamily::Builtin,
+        MemberPatch::Merge(_) => KindFamily::Custom,
+    };
+    merged(live, patch, family).unwrap()
 }
 
 fn owner(uid: &str) -> Value {
@@ -158,4 +158,59 @@ fn reads_the_last_applied_annotation() {
     assert_eq!(last_applied(&with("")), None);
     assert_eq!(last_applied(&with("[1]")), None);
     assert_eq!(last_applied(&json!({"metadata": {}})), None);
+}
+
+#[test]
+fn a_patch_that_changes_nothing_is_known_before_it_is_sent() {
+    let applied = json!({"metadata": {"labels": {"app": "web"}}, "data": {"a": "1"}});
+    let live = json!({"metadata": {"labels": {"app": "web", "theirs": "x"}, "resourceVersion": "7"},
+                      "data": {"a": "1", "c": "theirs"}});
+    // (what, last applied, desired, live unchanged by the patch)
+    let cases = [
+        (
+            "the same configuration again",
+            Some(&applied),
+            &applied,
+            true,
+        ),
+        (
+            "applied for the first time, already there",
+            None,
+            &applied,
+            true,
+        ),
+        (
+            "a value changed",
+            Some(&applied),
+            &json!({"metadata": {"labels": {"app": "web"}}, "data": {"a": "2"}}),
+            false,
+        ),
+        (
+            "a key dropped since last time",
+            Some(&applied),
+            &json!({"metadata": {"labels": {"app": "web"}}}),
+            false,
+        ),
+        (
+            "a key added",
+            Some(&applied),
+            &json!({"metadata": {"labels": {"app": "web"}}, "data": {"a": "1", "b": "2"}}),
+            false,
+        ),
+    ];
+    for (what, last, desired, unchanged) in cases {
+        for family in [KindFamily::Builtin, KindFamily::Custom] {
+            let patch = three_way_patch(last, desired, &live, family).unwrap();
+            assert_eq!(
+                changes_nothing(&patch, &live, family),
+                unchanged,
+                "{what}, {family:?}"
+            );
+            assert_eq!(
+                result(&live, &patch) == live,
+                unchanged,
+                "{what}, {family:?}: the member agrees"
+            );
+        }
+    }
 }

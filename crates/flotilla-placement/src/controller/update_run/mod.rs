@@ -5,7 +5,6 @@
 //! run's placement, by its approval requests, and at the times a pass asks to look again (the
 //! end of a TimedWait, the moment a cluster would become stuck).
 
-mod pacing;
 mod pass;
 mod start;
 
@@ -26,6 +25,7 @@ use kube::{Api, Client, Resource};
 use super::ControllerError;
 use super::binding_cache::BindingCache;
 use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, UpdateRunFamily, key_of};
+use super::pacing::Pacing;
 use crate::placement_key::PlacementKey;
 use crate::update_run::execute::{finished, initialized};
 use crate::update_run::reason::INITIALIZED;
@@ -39,7 +39,7 @@ pub(crate) struct Context<F: UpdateRunFamily> {
     clock: Arc<dyn Clock>,
     bindings: Arc<BindingCache<F>>,
     deadlines: Deadlines<ObjectRef<F::Run>>,
-    pacing: pacing::Pacing,
+    pacing: Pacing,
 }
 
 /// Runs the staged update run controllers of both scopes until the client's API goes away.
@@ -64,7 +64,7 @@ async fn run_family<F: UpdateRunFamily>(client: Client, clock: Arc<dyn Clock>) {
         clock,
         bindings,
         deadlines,
-        pacing: pacing::Pacing::default(),
+        pacing: Pacing::default(),
     });
     controller
         .watches_stream(binding_events, runs_of::<F, F::Binding>(runs.clone()))
@@ -135,13 +135,13 @@ async fn reconcile<F: UpdateRunFamily>(
         return Ok(Action::await_change());
     }
     let key = PlacementKey::of(run_path.namespace(), &run.spec().placement_name);
-    if let Some(wait) = ctx.pacing.wait(&run_key, ctx.bindings.count(&key)) {
+    if let Some(wait) = ctx.pacing.wait(&run_key) {
         return Ok(Action::requeue(wait));
     }
     let Some(bindings) = ctx.bindings.of(&key) else {
         return Ok(Action::requeue(CACHE_BEHIND_RETRY));
     };
-    ctx.pacing.taken(&run_key);
+    ctx.pacing.taken(&run_key, bindings.len());
     let run = working::<F>(&run);
     let status = run.status.clone().unwrap_or_default();
     let now = ctx.clock.now();
