@@ -23,7 +23,7 @@ mod validate;
 pub use default::apply_defaults;
 pub use duplicates::find_duplicate_fields;
 pub use prune::prune;
-pub use validate::validate;
+pub use validate::{validate, validate_update};
 
 use serde_json::{Map, Value};
 

@@ -165,7 +165,10 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
 }
 
 /// Full validation: metadata, schema, and the kind's own rules, which may ask what `served`
-/// (the registry the write goes through) serves. 422 naming every bad field.
+/// (the registry the write goes through) serves. 422 naming every bad field. On an update
+/// (`old` is the stored object), the schema walk skips the top-level fields left as stored
+/// (`schema::validate_update`, Kubernetes' ratcheting); the kind's own rules see the whole
+/// object.
 pub fn validate(
     info: &ResourceInfo,
     obj: &Value,
@@ -173,8 +176,12 @@ pub fn validate(
     served: &dyn flotilla_api::ServedKinds,
 ) -> ApiResult<()> {
     let mut errs = object::validate_metadata(info, obj);
+    let schema_errors = match old {
+        Some(old) => schema::validate_update(&info.schema, obj, old),
+        None => schema::validate(&info.schema, obj),
+    };
     errs.extend(
-        schema::validate(&info.schema, obj)
+        schema_errors
             .into_iter()
             .filter(|e| !e.field.starts_with("metadata")),
     );

@@ -284,6 +284,26 @@ impl Engine {
         }
     }
 
+    /// An object as stored, its resourceVersion spliced in ([`raw::splice_revision`]), for a
+    /// read in the storage version: served without parsing and serializing it again. `None`
+    /// for another version, or bytes stored before the canonical layout (read with
+    /// [`Engine::get`] instead).
+    pub async fn get_raw(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+    ) -> ApiResult<Option<Bytes>> {
+        if !info.serves_storage_version() {
+            return Ok(None);
+        }
+        let ns = Self::scoped_ns(info, ns);
+        match self.store.get(&info.key(ns, name)).await? {
+            Some(kv) => Ok(raw::splice_revision(&kv.value, kv.mod_revision)),
+            None => Err(ApiError::not_found(&target(info, name))),
+        }
+    }
+
     async fn get_kv(
         &self,
         info: &ResourceInfo,

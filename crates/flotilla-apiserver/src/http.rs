@@ -516,6 +516,11 @@ impl ResourceRequest<'_> {
         match verb {
             "GET" => {
                 self.subresource()?;
+                if self.output == Output::Objects
+                    && let Some(stored) = engine.get_raw(&info, self.ns(), self.name()).await?
+                {
+                    return Ok(bytes_response(StatusCode::OK, stored));
+                }
                 let obj = engine.get(&info, self.ns(), self.name()).await?;
                 Ok(self
                     .output

@@ -721,4 +721,9 @@ async fn ensuring_a_finalizer_from_a_stale_copy_builds_on_the_stored_object() {
         stored.resource_version(),
         "no write"
     );
+    assert_eq!(
+        api.get("c").await.unwrap(),
+        stored,
+        "a read (served from the stored bytes) returns what the write did"
+    );
 }

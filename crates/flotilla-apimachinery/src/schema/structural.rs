@@ -10,21 +10,31 @@ use super::gofmt::go_json;
 use super::{FieldPath, flag, properties};
 use crate::{FieldError, FieldErrorType};
 
-/// Walks `obj` along the structural schema; returns (embedded-resource errors, list errors).
-pub(super) fn check(schema: &Value, obj: &Value) -> (Vec<FieldError>, Vec<FieldError>) {
-    let mut walk = Walk::default();
+/// Walks `obj` along the structural schema, but for the top-level fields `old` (the stored
+/// object of an update) has unchanged; returns (embedded-resource errors, list errors).
+pub(super) fn check(
+    schema: &Value,
+    obj: &Value,
+    old: Option<&Map<String, Value>>,
+) -> (Vec<FieldError>, Vec<FieldError>) {
+    let mut walk = Walk {
+        old_root: old,
+        ..Walk::default()
+    };
     walk.node(schema, obj);
     (walk.embedded, walk.lists)
 }
 
 #[derive(Default)]
-struct Walk {
+struct Walk<'a> {
     path: FieldPath,
     embedded: Vec<FieldError>,
     lists: Vec<FieldError>,
+    /// The stored object of an update: its unchanged top-level fields are not walked.
+    old_root: Option<&'a Map<String, Value>>,
 }
 
-impl Walk {
+impl Walk<'_> {
     fn node(&mut self, schema: &Value, v: &Value) {
         let Some(s) = schema.as_object() else {
             return;
@@ -37,6 +47,11 @@ impl Walk {
                 let props = properties(s);
                 let extra = s.get("additionalProperties").filter(|a| a.is_object());
                 for (k, child) in m {
+                    if self.path.as_str().is_empty()
+                        && self.old_root.is_some_and(|old| old.get(k) == Some(child))
+                    {
+                        continue;
+                    }
                     if let Some(p) = props.and_then(|p| p.get(k)) {
                         let mark = self.path.child(k);
                         self.node(p, child);

@@ -639,7 +639,69 @@ fn valid_object() -> impl Strategy<Value = Value> {
         })
 }
 
+/// An update re-validates only the top-level fields it changed (Kubernetes' ratcheting).
+#[test]
+fn an_update_skips_the_fields_it_left_as_stored() {
+    let s = crp_schema();
+    // Stored before the schema limited the name to 12 characters.
+    let old = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"},
+                     "spec": {"placementName": "a-name-too-long-now"},
+                     "status": {"observedGeneration": 1}});
+    let errors = |new: &Value| -> Vec<String> {
+        validate_update(&s, new, &old)
+            .iter()
+            .map(FieldError::message)
+            .collect()
+    };
+    let mut status_write = old.clone();
+    status_write["status"]["observedGeneration"] = json!(2);
+    assert_eq!(
+        errors(&status_write),
+        Vec::<String>::new(),
+        "spec as stored"
+    );
+    let mut bad_status = old.clone();
+    bad_status["status"]["observedGeneration"] = json!("two");
+    assert_eq!(
+        errors(&bad_status),
+        [
+            "status.observedGeneration: Invalid value: \"string\": status.observedGeneration in body must be of type integer: \"string\""
+        ]
+    );
+    let mut spec_write = old.clone();
+    spec_write["spec"]["numberOfClusters"] = json!(2);
+    assert_eq!(
+        errors(&spec_write).len(),
+        1,
+        "a changed spec is checked whole: {:?}",
+        errors(&spec_write)
+    );
+    assert_eq!(
+        messages(&s, &status_write).len(),
+        1,
+        "a create of the same object is checked whole"
+    );
+}
+
 proptest! {
+    /// With nothing left as stored, an update is validated exactly as a create; left as
+    /// stored, a field is never the cause of an error.
+    #[test]
+    fn ratcheting_only_skips_what_is_unchanged(spec in arbitrary_json(), status in arbitrary_json()) {
+        let schema = crp_schema();
+        let obj = json!({"apiVersion": "v1", "kind": "X", "spec": spec, "status": status});
+        prop_assert_eq!(
+            validate_update(&schema, &obj, &json!({})),
+            validate(&schema, &obj)
+        );
+        let mut old = obj.clone();
+        old["status"] = json!({"observedGeneration": 1});
+        let ratcheted = validate_update(&schema, &obj, &old);
+        prop_assert!(ratcheted.iter().all(|e| !e.field.starts_with("spec")), "{ratcheted:?}");
+        let whole = validate(&schema, &obj);
+        prop_assert!(ratcheted.iter().all(|e| whole.contains(e)), "{ratcheted:?} ⊄ {whole:?}");
+    }
+
     #[test]
     fn schema_functions_never_panic(obj in arbitrary_json()) {
         let schema = crp_schema();

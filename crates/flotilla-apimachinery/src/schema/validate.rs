@@ -20,13 +20,35 @@ use crate::{FieldError, FieldErrorType};
 /// `spec.x[key]`. Errors that kube attaches to no field (`anyOf`, `oneOf`, `allOf`, `not`
 /// failures) have the field `<nil>`, as kube-apiserver prints them.
 pub fn validate(schema: &Value, obj: &Value) -> Vec<FieldError> {
+    validate_at(schema, obj, None)
+}
+
+/// Validates `obj`, an update of the stored object `old`, as [`validate`] does, except that a
+/// top-level field whose value is exactly the stored one is not walked again: what was stored
+/// was valid when written, and Kubernetes' validation ratcheting accepts unchanged values even
+/// under a schema made stricter since. A status write leaves the spec as stored (a Work's
+/// manifests, a Pod's spec), a spec write the status; only what changed is checked.
+pub fn validate_update(schema: &Value, obj: &Value, old: &Value) -> Vec<FieldError> {
+    validate_at(schema, obj, old.as_object())
+}
+
+/// [`validate`], skipping the top-level fields `old` (if any) has unchanged.
+fn validate_at(schema: &Value, obj: &Value, old: Option<&Map<String, Value>>) -> Vec<FieldError> {
     let mut out = Vec::new();
     let mut path = FieldPath::default();
-    node(schema, obj, &mut path, true, &mut out);
-    let (embedded, lists) = structural::check(schema, obj);
+    node(schema, obj, &mut path, Level::Root(old), &mut out);
+    let (embedded, lists) = structural::check(schema, obj, old);
     out.extend(embedded);
     out.extend(lists);
     out
+}
+
+/// Where a value is: the resource itself (with, for an update, the stored object whose
+/// unchanged top-level fields are taken as they are), or anywhere below it.
+#[derive(Clone, Copy)]
+enum Level<'a> {
+    Root(Option<&'a Map<String, Value>>),
+    Below,
 }
 
 /// A JSON number as Go's decoder sees it: int64 when it fits, otherwise float64.
@@ -76,7 +98,13 @@ fn composite(msg: String) -> FieldError {
 }
 
 /// Validates one value against one schema node (kube-openapi's `SchemaValidator.Validate`).
-fn node(schema: &Value, v: &Value, path: &mut FieldPath, root: bool, out: &mut Vec<FieldError>) {
+fn node(
+    schema: &Value,
+    v: &Value,
+    path: &mut FieldPath,
+    level: Level<'_>,
+    out: &mut Vec<FieldError>,
+) {
     let Some(s) = schema.as_object() else {
         return;
     };
@@ -97,7 +125,7 @@ fn node(schema: &Value, v: &Value, path: &mut FieldPath, root: bool, out: &mut V
     }
     check_enum(s, v, path, out);
     if let Value::Object(m) = v {
-        check_object(s, m, path, root, out);
+        check_object(s, m, path, level, out);
     }
 }
 
@@ -183,7 +211,7 @@ fn check_composition(
         let mut ok = false;
         for sub in any {
             let mut errs = Vec::new();
-            node(sub, v, path, false, &mut errs);
+            node(sub, v, path, Level::Below, &mut errs);
             if errs.is_empty() {
                 ok = true;
                 break;
@@ -205,7 +233,7 @@ fn check_composition(
         let mut valid = 0;
         for sub in one {
             let mut errs = Vec::new();
-            node(sub, v, path, false, &mut errs);
+            node(sub, v, path, Level::Below, &mut errs);
             if errs.is_empty() {
                 valid += 1;
             } else if valid == 0 && best.as_ref().is_none_or(|b| errs.len() < b.len()) {
@@ -231,7 +259,7 @@ fn check_composition(
         let mut valid = 0;
         for sub in all {
             let before = out.len();
-            node(sub, v, path, false, out);
+            node(sub, v, path, Level::Below, out);
             if out.len() == before {
                 valid += 1;
             }
@@ -246,7 +274,7 @@ fn check_composition(
     }
     if let Some(not) = s.get("not") {
         let mut errs = Vec::new();
-        node(not, v, path, false, &mut errs);
+        node(not, v, path, Level::Below, &mut errs);
         if errs.is_empty() {
             out.push(composite(format!(
                 "{} must not validate the schema (not)",
@@ -483,14 +511,14 @@ fn check_array(
         Some(item_schema @ Value::Object(_)) => {
             for (i, item) in items.iter().enumerate() {
                 let mark = path.index(i);
-                node(item_schema, item, path, false, out);
+                node(item_schema, item, path, Level::Below, out);
                 path.restore(mark);
             }
         }
         Some(Value::Array(tuple)) => {
             for (i, (item_schema, item)) in tuple.iter().zip(items).enumerate() {
                 let mark = path.index(i);
-                node(item_schema, item, path, false, out);
+                node(item_schema, item, path, Level::Below, out);
                 path.restore(mark);
             }
         }
@@ -589,7 +617,7 @@ fn check_object(
     s: &Map<String, Value>,
     m: &Map<String, Value>,
     path: &mut FieldPath,
-    root: bool,
+    level: Level<'_>,
     out: &mut Vec<FieldError>,
 ) {
     let n = m.len() as u64;
@@ -627,7 +655,7 @@ fn check_object(
         Some(extra @ Value::Object(_)) => {
             for (k, v) in m.iter().filter(|(k, _)| !known(k)) {
                 let mark = path.key(k);
-                node(extra, v, path, false, out);
+                node(extra, v, path, Level::Below, out);
                 path.restore(mark);
             }
         }
@@ -637,13 +665,18 @@ fn check_object(
         let Some(v) = m.get(name) else {
             continue;
         };
+        let root = match level {
+            Level::Root(Some(old)) if name != "metadata" && old.get(name) == Some(v) => continue,
+            Level::Root(_) => true,
+            Level::Below => false,
+        };
         let mark = path.child(name);
         if root && name == "metadata" {
             if let Some(p) = prop.as_object() {
                 check_type(p, v, path, out);
             }
         } else {
-            node(prop, v, path, false, out);
+            node(prop, v, path, Level::Below, out);
         }
         path.restore(mark);
     }

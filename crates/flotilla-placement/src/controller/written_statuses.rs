@@ -3,8 +3,9 @@
 //! The generator reconciles a binding again as soon as the binding's Work changes, often
 //! before the watch delivers the status it wrote a moment ago; writing over the stale copy is
 //! refused as a conflict. So each status written is kept, with the resourceVersion the write
-//! returned, until the watch shows that version or a later one, and a reconcile builds on
-//! whichever of the two is newer.
+//! returned, and a reconcile builds on whichever of it and the cached binding is newer. An
+//! entry goes once a reconcile finds the cache at its version or later, or when the binding
+//! is deleted, so there is at most one per binding.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
