@@ -440,3 +440,23 @@ fn failure(doing: &str, id: &WorkResourceIdentifier, error: &kube::Error) -> Str
         identifier::describe(id)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::Resource;
+
+    /// The applier watches exactly the kinds whose Works `pace` lets back off.
+    #[test]
+    fn the_watched_workloads_are_those_pace_counts_on() {
+        let watched = [
+            (Deployment::group(&()), Deployment::kind(&())),
+            (StatefulSet::group(&()), StatefulSet::kind(&())),
+            (DaemonSet::group(&()), DaemonSet::kind(&())),
+        ];
+        assert_eq!(
+            watched.map(|(group, kind)| (group.into_owned(), kind.into_owned())),
+            pace::WATCHED_WORKLOADS.map(|(group, kind)| (group.to_owned(), kind.to_owned()))
+        );
+    }
+}
