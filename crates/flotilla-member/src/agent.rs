@@ -33,7 +33,7 @@ use serde_json::{Map, Value, json};
 use crate::applier::{self, Applier};
 use crate::membership::{DEFAULT_HEARTBEAT_SECONDS, member_namespace};
 use crate::report::{self, PriceSource, Report};
-use crate::upgrade::{Provider, executor};
+use crate::upgrade::{Provider, VersionReports, executor};
 
 /// How long to wait, in real time, before retrying a failed hub write.
 const RETRY: Duration = Duration::from_secs(1);
@@ -95,6 +95,7 @@ impl Agent {
         // The Work applier and the upgrade executor, while joined.
         let mut applier: Option<applier::Running> = None;
         let mut upgrades: Option<executor::Running> = None;
+        let version_reports = VersionReports::default();
         loop {
             let heartbeat_due = async {
                 match phase {
@@ -122,7 +123,7 @@ impl Agent {
                 applier = None;
                 upgrades = None;
             }
-            match self.step(&imcs, imc, phase).await {
+            match self.step(&imcs, imc, phase, &version_reports).await {
                 Ok(next) => {
                     phase = next;
                     retry = false;
@@ -130,7 +131,9 @@ impl Agent {
                         applier = Some(self.applier().spawn());
                     }
                     if matches!(phase, Phase::Joined { .. }) && upgrades.is_none() {
-                        upgrades = self.executor().map(executor::Executor::spawn);
+                        upgrades = self
+                            .executor(&version_reports)
+                            .map(executor::Executor::spawn);
                     }
                 }
                 Err(e) => {
@@ -151,14 +154,16 @@ impl Agent {
         }
     }
 
-    /// The member's upgrade executor, if the agent has a provider.
-    fn executor(&self) -> Option<executor::Executor> {
+    /// The member's upgrade executor, if the agent has a provider; it takes turns with the
+    /// heartbeat at reporting the versions.
+    fn executor(&self, version_reports: &VersionReports) -> Option<executor::Executor> {
         Some(executor::Executor {
             member_name: self.name.clone(),
             hub: self.hub.clone(),
             provider: self.provider.clone()?,
             clock: self.clock.clone(),
             announce_after: executor::ANNOUNCE_AFTER,
+            version_reports: version_reports.clone(),
         })
     }
 
@@ -168,6 +173,7 @@ impl Agent {
         imcs: &Api<InternalMemberCluster>,
         imc: &InternalMemberCluster,
         phase: Phase,
+        version_reports: &VersionReports,
     ) -> Result<Phase, kube::Error> {
         let now = self.clock.now();
         let period = SignedDuration::from_secs(i64::from(
@@ -193,7 +199,7 @@ impl Agent {
                 })
             }
             (ClusterState::Join, _) => {
-                self.heartbeat(imcs, imc, now).await?;
+                self.heartbeat(imcs, imc, now, version_reports).await?;
                 Ok(Phase::Joined {
                     next: now.checked_add(period).unwrap_or(now),
                     period,
@@ -207,15 +213,18 @@ impl Agent {
         }
     }
 
-    /// Collects the member's report and writes it, with a heartbeat, into the status.
+    /// Collects the member's report and writes it, with a heartbeat, into the status; the
+    /// versions are read and written in a turn of `version_reports`.
     async fn heartbeat(
         &self,
         imcs: &Api<InternalMemberCluster>,
         imc: &InternalMemberCluster,
         now: Timestamp,
+        version_reports: &VersionReports,
     ) -> Result<(), kube::Error> {
         let previous = imc.status.clone().unwrap_or_default();
         let mut collected = self.collect().await;
+        let _turn = version_reports.turn().await;
         let versions = match &self.provider {
             Some(provider) => match provider.current_versions().await {
                 Ok(current) => Some(current.report(provider.expected_durations(), now)),

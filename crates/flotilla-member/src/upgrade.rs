@@ -11,7 +11,7 @@ pub mod executor;
 pub mod plan;
 pub mod provider;
 
-pub use executor::Executor;
+pub use executor::{Executor, VersionReports};
 pub use plan::{Plan, PlanError, Step, plan};
 pub use provider::{
     CurrentVersions, ExpectedDurations, NodeVersion, PoolVersions, Provider, ProviderError,

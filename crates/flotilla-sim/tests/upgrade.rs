@@ -398,6 +398,7 @@ async fn steps_that_take_no_time_are_not_announced_one_write_covers_them() {
         provider: fleet.provider(),
         clock: Arc::new(fleet.clock.clone()),
         announce_after: Duration::from_secs(3600),
+        version_reports: Default::default(),
     };
     let _running = executor.spawn();
     let namespaces: Api<Namespace> = Api::all(fleet.hub.clone());

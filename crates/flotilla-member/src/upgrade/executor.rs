@@ -35,6 +35,22 @@ const RETRY: Duration = Duration::from_secs(1);
 /// enough that instant steps cost no hub write.
 pub const ANNOUNCE_AFTER: Duration = Duration::from_millis(20);
 
+/// Orders the writes of a member's reported versions (`status.versions` of its
+/// InternalMemberCluster). The agent's heartbeat and the executor both read the provider's
+/// versions and write them; each holds a turn from its read to the end of its write, so a
+/// heartbeat that read the versions before a step finished cannot write them after the
+/// executor's fresher report (which, until the next heartbeat, would leave the hub showing
+/// what the member ran before).
+#[derive(Clone, Default, Debug)]
+pub struct VersionReports(Arc<tokio::sync::Mutex<()>>);
+
+impl VersionReports {
+    /// Waits for the turn to read and write the versions; it lasts while the guard lives.
+    pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.0.lock().await
+    }
+}
+
 /// Carries out one member's MemberUpgrades.
 #[derive(Clone)]
 pub struct Executor {
@@ -49,6 +65,8 @@ pub struct Executor {
     /// How long, in real time, a step runs before its start is written to the upgrade's
     /// status ([`ANNOUNCE_AFTER`] in the agent).
     pub announce_after: Duration,
+    /// Shared with the agent's heartbeat, which reports the versions too.
+    pub version_reports: VersionReports,
 }
 
 impl std::fmt::Debug for Executor {
@@ -83,13 +101,18 @@ impl Drop for InFlight {
 }
 
 /// The upgrade to carry out next: a `Running` one (resumed) before any `Pending` one, oldest
-/// first (by creation time, then name).
+/// first (by creation time, then name). `ended` is the upgrade this executor last carried to
+/// its end while the watch has not yet shown that end: its cached copy still says `Running`,
+/// but carrying it out again would plan afresh from the member as it is now and overwrite the
+/// final status (with a different count of steps, say, while a node is being replaced).
 pub fn next_upgrade<'a>(
     upgrades: impl IntoIterator<Item = &'a MemberUpgrade>,
+    ended: Option<&str>,
 ) -> Option<&'a MemberUpgrade> {
     upgrades
         .into_iter()
         .filter(|u| u.metadata.deletion_timestamp.is_none())
+        .filter(|u| ended != u.metadata.name.as_deref())
         .filter_map(|u| {
             let rank = match phase(u) {
                 UpgradePhase::Running => 0,
@@ -125,6 +148,14 @@ async fn write_status(
         .map(drop)
 }
 
+/// Clears `ended` once the watch shows that upgrade `Succeeded` or `Failed`.
+fn forget_if_seen_ended(ended: &mut Option<String>, seen: &MemberUpgrade) {
+    let finished = matches!(phase(seen), UpgradePhase::Succeeded | UpgradePhase::Failed);
+    if finished && ended.as_deref() == seen.metadata.name.as_deref() {
+        *ended = None;
+    }
+}
+
 fn phase(upgrade: &MemberUpgrade) -> UpgradePhase {
     upgrade.status.as_ref().map(|s| s.phase).unwrap_or_default()
 }
@@ -146,10 +177,12 @@ impl Executor {
         let mut listing = BTreeMap::new();
         let mut synced = false;
         let mut current: Option<InFlight> = None;
+        // The upgrade last carried to its end, until the watch shows it ended.
+        let mut ended: Option<String> = None;
         let mut retry = false;
         loop {
             if current.is_none() && synced && !retry {
-                current = next_upgrade(upgrades.values()).map(|u| InFlight {
+                current = next_upgrade(upgrades.values(), ended.as_deref()).map(|u| InFlight {
                     name: u.name_any(),
                     task: tokio::spawn(self.clone().execute(api.clone(), u.clone())),
                 });
@@ -158,6 +191,7 @@ impl Executor {
                 event = events.next() => match event {
                     Some(Ok(watcher::Event::Init)) => listing.clear(),
                     Some(Ok(watcher::Event::InitApply(u))) => {
+                        forget_if_seen_ended(&mut ended, &u);
                         listing.insert(u.name_any(), u);
                     }
                     Some(Ok(watcher::Event::InitDone)) => {
@@ -168,11 +202,15 @@ impl Executor {
                         }
                     }
                     Some(Ok(watcher::Event::Apply(u))) => {
+                        forget_if_seen_ended(&mut ended, &u);
                         upgrades.insert(u.name_any(), u);
                     }
                     Some(Ok(watcher::Event::Delete(u))) => {
                         let name = u.name_any();
                         upgrades.remove(&name);
+                        if ended.as_ref() == Some(&name) {
+                            ended = None;
+                        }
                         if current.as_ref().is_some_and(|c| c.name == name) {
                             tracing::info!(member = %self.member_name, upgrade = %name, "member upgrade deleted; stopped carrying it out");
                             current = None;
@@ -184,7 +222,7 @@ impl Executor {
                 done = async { (&mut current.as_mut().expect("guarded").task).await }, if current.is_some() => {
                     let name = current.take().map(|c| c.name.clone()).unwrap_or_default();
                     match done {
-                        Ok(Ok(())) => {}
+                        Ok(Ok(())) => ended = Some(name),
                         Ok(Err(e)) => {
                             tracing::warn!(member = %self.member_name, upgrade = %name, error = %e, "member upgrade: hub write failed; retrying");
                             retry = true;
@@ -303,6 +341,7 @@ impl Executor {
     /// Refreshes `status.versions` of the member's InternalMemberCluster (best effort: the
     /// next heartbeat writes it anyway).
     async fn report_versions(&self) {
+        let _turn = self.version_reports.turn().await;
         let current = match self.provider.current_versions().await {
             Ok(current) => current,
             Err(e) => {
@@ -341,7 +380,33 @@ mod tests {
     }
 
     fn next(upgrades: &[MemberUpgrade]) -> Option<String> {
-        next_upgrade(upgrades).map(|u| u.name_any())
+        next_upgrade(upgrades, None).map(|u| u.name_any())
+    }
+
+    #[test]
+    fn an_upgrade_carried_to_its_end_is_not_taken_up_again_from_a_stale_cache() {
+        let at = "2026-03-01T10:00:00Z";
+        let cached = [
+            upgrade("done", at, Some("Running")),
+            upgrade("next", at, Some("Pending")),
+        ];
+        assert_eq!(
+            next_upgrade(&cached, Some("done")).map(|u| u.name_any()),
+            Some("next".into())
+        );
+        assert_eq!(
+            next(&cached),
+            Some("done".into()),
+            "a resumed one goes first"
+        );
+
+        let mut ended = Some("done".to_string());
+        forget_if_seen_ended(&mut ended, &upgrade("done", at, Some("Running")));
+        assert_eq!(ended.as_deref(), Some("done"), "the watch still lags");
+        forget_if_seen_ended(&mut ended, &upgrade("other", at, Some("Succeeded")));
+        assert_eq!(ended.as_deref(), Some("done"), "another upgrade's end");
+        forget_if_seen_ended(&mut ended, &upgrade("done", at, Some("Succeeded")));
+        assert_eq!(ended, None, "the watch caught up");
     }
 
     #[test]
