@@ -4,8 +4,9 @@
 # its ClusterResourcePlacementAvailable=True on N simulated members, the hub's write counters
 # (refused writes show as code 409) and the resident memory.
 set -u
+source "$(dirname "$0")/lib/watch-column.sh"
 N=$1; D=/tmp/bench-place-$N; rm -rf $D; mkdir -p $D
-"$(dirname "$0")/../target/release/flotilla" up --members $N --readiness-delay 1 --listen 127.0.0.1:0 --data-dir $D > $D/out.log 2>&1 &
+"${BIN:-$(dirname "$0")/../target/release/flotilla}" up --members $N --readiness-delay 1 --listen 127.0.0.1:0 --data-dir $D > $D/out.log 2>&1 &
 PID=$!
 for i in $(seq 1 600); do grep -q "joined in" $D/out.log 2>/dev/null && break; sleep 1; done
 grep "joined in" $D/out.log
@@ -15,12 +16,10 @@ kubectl create deployment web -n app --image=nginx --replicas=1 >/dev/null
 kubectl create configmap settings -n app --from-literal=greeting=hello >/dev/null
 start=$(date +%s.%N)
 kubectl apply -f "$(dirname "$0")/../examples/crp-app.yaml" >/dev/null
-while true; do
-  s=$(kubectl get crp app -o 'jsonpath={.status.conditions[?(@.type=="ClusterResourcePlacementAvailable")].status}' 2>/dev/null)
-  [ "$s" = "True" ] && break
-  sleep 0.2
-done
-end=$(date +%s.%N)
+# The AVAILABLE column, watched (tools/lib/watch-column.sh): the placement's status lists
+# every member, megabytes at 10,000, too much to fetch in a loop.
+read -r available end < <(until_column crp app AVAILABLE True)
+[ "$available" = "True" ] || { echo "the watch ended before the placement was available"; exit 1; }
 echo "N=$N apply-to-Available: $(echo "$end - $start" | bc) s"
 kubectl get crp app
 echo "hub writes (verb, resource, code: count):"

@@ -17,6 +17,7 @@
 # `state: Run` to `Completed` divided by 2N: what orchestration costs per transition when the
 # upgrades themselves take no time.
 set -u
+source "$(dirname "$0")/lib/watch-column.sh"
 N=$1; D=/tmp/bench-update-run-$N; rm -rf $D; mkdir -p $D
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 python3 - "$N" > $D/fleet.yaml <<'PY'
@@ -56,7 +57,7 @@ print("""catalog:
       version: 202510.27.0
       availability: [{region: eastus, availableAfterHours: -10}, {region: westus, availableAfterHours: -10}, {region: westeurope, availableAfterHours: 1000}]""")
 PY
-"$ROOT/target/release/flotilla" up --fleet $D/fleet.yaml --listen 127.0.0.1:0 --data-dir $D > $D/out.log 2>&1 &
+"${BIN:-$ROOT/target/release/flotilla}" up --fleet $D/fleet.yaml --listen 127.0.0.1:0 --data-dir $D > $D/out.log 2>&1 &
 PID=$!
 trap 'kill -INT $PID 2>/dev/null; wait $PID 2>/dev/null' EXIT
 for i in $(seq 1 900); do grep -q "joined in" $D/out.log 2>/dev/null && break; sleep 1; done
@@ -86,15 +87,9 @@ YAML
 while [ "$(kubectl get updaterun bench --no-headers 2>/dev/null | awk '{print $6}')" != "0/$N" ]; do sleep 0.5; done
 start=$(date +%s.%N)
 kubectl patch updaterun bench --type=merge -p '{"spec":{"state":"Run"}}' >/dev/null
-while true; do
-  # The server-side table (STATE, PROGRESS), not the object: its status lists every member.
-  row=$(kubectl get updaterun bench --no-headers 2>/dev/null)
-  state=$(echo "$row" | awk '{print $5}')
-  [ "$state" = "Completed" ] && break
-  [ "$state" = "Failed" ] && { kubectl get updaterun bench -o 'jsonpath={.status.error}'; echo; exit 1; }
-  sleep 0.2
-done
-end=$(date +%s.%N)
+# The run's STATE column, watched (tools/lib/watch-column.sh): the object lists every member.
+read -r state end < <(until_column updaterun bench STATE Completed Failed)
+[ "$state" = "Completed" ] || { echo "the run ended ${state:-unseen}:"; kubectl get updaterun bench -o 'jsonpath={.status.error}'; echo; exit 1; }
 secs=$(echo "$end - $start" | bc)
 echo "N=$N run start-to-Completed: $secs s; per member transition: $(echo "scale=3; $secs * 1000 / (2 * $N)" | bc) ms"
 kubectl get updaterun bench

@@ -26,13 +26,16 @@ impl KindInfo {
         }
     }
 
-    /// Whether objects of this kind may be placed on member clusters. Fleet's own API groups,
-    /// and kinds that only make sense in the cluster that made them (events, leases, nodes,
-    /// pods, controller revisions, endpoints, bindings, metrics), are never placed: KubeFleet
-    /// disables the same resources.
+    /// Whether objects of this kind may be placed on member clusters. Fleet's own API groups
+    /// (KubeFleet's and Flotilla's update orchestration, `updates.flotilla.dev`, whose objects
+    /// drive the hub and which members do not serve), and kinds that only make sense in the
+    /// cluster that made them (events, leases, nodes, pods, controller revisions, endpoints,
+    /// bindings, metrics), are never placed: KubeFleet disables the same resources. Not
+    /// watching them also spares the placement controller every update run's status writes.
     pub fn is_placeable(&self) -> bool {
         let group = self.group.as_str();
         if group.ends_with("kubernetes-fleet.io")
+            || group == flotilla_api::updates::GROUP
             || matches!(
                 group,
                 "events.k8s.io"
@@ -80,6 +83,8 @@ mod tests {
         for (group, k) in [
             ("placement.kubernetes-fleet.io", "Work"),
             ("cluster.kubernetes-fleet.io", "MemberCluster"),
+            ("updates.flotilla.dev", "UpdateRun"),
+            ("updates.flotilla.dev", "MaintenanceConfiguration"),
             ("", "Event"),
             ("events.k8s.io", "Event"),
             ("", "Pod"),
@@ -96,6 +101,7 @@ mod tests {
             ("apps", "Deployment"),
             ("apiextensions.k8s.io", "CustomResourceDefinition"),
             ("example.com", "Widget"),
+            ("karpenter.sh", "NodePool"),
         ] {
             assert!(kind(group, k).is_placeable(), "{group}/{k}");
         }
