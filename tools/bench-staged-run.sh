@@ -8,9 +8,10 @@
 # orchestration: initialization, N bindings bound stage by stage, Works applied, bindings
 # Available, the run's status written after each pass.
 set -u
+source "$(dirname "$0")/lib/watch-column.sh"
 N=$1; D=/tmp/bench-staged-$N; rm -rf $D; mkdir -p $D
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-"$ROOT/target/release/flotilla" up --members $N --readiness-delay 0 --listen 127.0.0.1:0 --data-dir $D > $D/out.log 2>&1 &
+"${BIN:-$ROOT/target/release/flotilla}" up --members $N --readiness-delay 0 --listen 127.0.0.1:0 --data-dir $D > $D/out.log 2>&1 &
 PID=$!
 trap 'kill -INT $PID 2>/dev/null; wait $PID 2>/dev/null' EXIT
 for i in $(seq 1 900); do grep -q "joined in" $D/out.log 2>/dev/null && break; sleep 1; done
@@ -61,15 +62,10 @@ spec:
   placementName: bench
   stagedRolloutStrategyName: bench
 YAML
-while true; do
-  # The server-side table (column SUCCEEDED), not the object: the run's status is a few hundred
-  # bytes per cluster, and fetching megabytes twice a second would load the hub being measured.
-  s=$(kubectl get csur bench --no-headers 2>/dev/null | awk '{print $6}')
-  [ "$s" = "True" ] && break
-  [ "$s" = "False" ] && { kubectl get csur bench -o 'jsonpath={.status.conditions}'; echo; exit 1; }
-  sleep 0.2
-done
-end=$(date +%s.%N)
+# The run's SUCCEEDED column, watched (tools/lib/watch-column.sh): its status is a few hundred
+# bytes per cluster, too much to fetch in a loop.
+read -r succeeded end < <(until_column csur bench SUCCEEDED True False)
+[ "$succeeded" = "True" ] || { echo "the run ended ${succeeded:-unseen}:"; kubectl get csur bench -o 'jsonpath={.status.conditions}'; echo; exit 1; }
 echo "N=$N run apply-to-Succeeded: $(echo "$end - $start" | bc) s"
 kubectl get csur bench
 ps -o rss= -p $PID | awk '{printf "resident %.0f MiB\n", $1/1024}'
