@@ -5,12 +5,12 @@
 //! Input layout (so seeds can be written by hand): byte 0 picks the verb and patch type,
 //! byte 1 the resource, byte 2 the content type; then the query string up to the first NUL,
 //! then the body. Every answer must be a success or a well-formed `Status` with the same code,
-//! never a 5xx and never a panic.
+//! never a 5xx and never a panic; a streamed success (a watch) is judged by its code.
 #![no_main]
 
 use std::sync::OnceLock;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 use tower::ServiceExt;
@@ -124,6 +124,13 @@ fuzz_target!(|data: &[u8]| {
     let (code, bytes) = w.runtime.block_on(async {
         let response = w.router.clone().oneshot(request).await.expect("infallible");
         let code = response.status().as_u16();
+        // A watch (`?watch=1`, which the fuzzer finds) answers with a stream that stays open
+        // until its timeout, half an hour by default: a streamed success is checked by its
+        // code alone. Errors are whole `Status` bodies and are read in full.
+        let streamed = HttpBody::size_hint(response.body()).exact().is_none();
+        if code < 400 && streamed {
+            return (code, Bytes::new());
+        }
         (
             code,
             response
