@@ -18,6 +18,7 @@ mod format;
 pub(crate) mod gofmt;
 mod prune;
 mod structural;
+mod unchanged;
 mod validate;
 
 pub use default::apply_defaults;

@@ -166,7 +166,7 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
 
 /// Full validation: metadata, schema, and the kind's own rules, which may ask what `served`
 /// (the registry the write goes through) serves. 422 naming every bad field. On an update
-/// (`old` is the stored object), the schema walk skips the top-level fields left as stored
+/// (`old` is the stored object), the schema walk skips every value left exactly as stored
 /// (`schema::validate_update`, Kubernetes' ratcheting); the kind's own rules see the whole
 /// object.
 pub fn validate(

@@ -2,30 +2,63 @@
 //! merge patch of the whole status, or a JSON patch (RFC 6902) of only what changed. Both
 //! carry the `resourceVersion` read as a precondition, so another writer of the same status
 //! makes the write a 409 (retried from a fresh read) rather than a lost update.
+//!
+//! Both answer with the written object's new `resourceVersion` only: the hub answers with the
+//! whole object, megabytes for a run or placement listing every member, and a controller that
+//! learns the rest through its watch need not decode it a second time.
 
-use std::fmt::Debug;
-
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
-use serde::de::DeserializeOwned;
+use kube::core::Request;
+use serde::Deserialize;
 use serde_json::{Value, json};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// Merge-patches the status of the object with metadata `object` (as read, in any form of
 /// it) with `status`, only if the object is still at the version read (another controller
 /// writing the same status makes this a conflict, retried from a fresh read, rather than a
-/// lost update).
-pub async fn status<K>(api: &Api<K>, object: &ObjectMeta, status: Value) -> Result<K, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + Debug,
-{
+/// lost update). Returns the written object's resourceVersion.
+pub async fn status<K: kube::Resource + Clone>(
+    api: &Api<K>,
+    object: &ObjectMeta,
+    status: Value,
+) -> Result<Option<String>, kube::Error> {
     let patch = json!({
         "metadata": {"resourceVersion": object.resource_version},
         "status": status,
     });
+    patch_status(api, object, &Patch::Merge(patch)).await
+}
+
+/// What is read of a status write's answer: the resourceVersion; serde skips the rest.
+#[derive(Deserialize)]
+struct Answer {
+    #[serde(default)]
+    metadata: AnswerMeta,
+}
+
+/// The metadata of [`Answer`].
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AnswerMeta {
+    resource_version: Option<String>,
+}
+
+/// Sends `patch` to the status subresource of `object` through `api`'s client and URL,
+/// reading only the new resourceVersion from the answer.
+async fn patch_status<K: kube::Resource + Clone, P: serde::Serialize>(
+    api: &Api<K>,
+    object: &ObjectMeta,
+    patch: &Patch<P>,
+) -> Result<Option<String>, kube::Error> {
     let name = object.name.as_deref().unwrap_or_default();
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await
+    let mut request = Request::new(api.resource_url())
+        .patch_subresource("status", name, &PatchParams::default(), patch)
+        .map_err(kube::Error::BuildRequest)?;
+    request.extensions_mut().insert("patch_status");
+    let answer: Answer = api.clone().into_client().request(request).await?;
+    Ok(answer.metadata.resource_version)
 }
 
 /// Patches the status of the object with metadata `object` (as read) from `old` to `new`
@@ -35,31 +68,24 @@ where
 /// 3 MiB limit and spares both sides encoding and decoding the rest. Without an old status,
 /// or if the patch does not apply to the stored status (a field the typed status does not
 /// model), the whole status is merge-patched instead; a status the hub finds invalid is an
-/// error either way.
-pub async fn status_changes<K>(
+/// error either way. Returns the written object's resourceVersion.
+pub async fn status_changes<K: kube::Resource + Clone>(
     api: &Api<K>,
     object: &ObjectMeta,
     old: Option<&Value>,
-    new: Value,
-) -> Result<K, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + Debug,
-{
+    new: &Value,
+) -> Result<Option<String>, kube::Error> {
     let Some(old) = old else {
-        return status(api, object, new).await;
+        return status(api, object, new.clone()).await;
     };
     let version = object.resource_version.as_deref().unwrap_or_default();
-    let patch = status_patch(version, old, &new);
-    let name = object.name.as_deref().unwrap_or_default();
-    match api
-        .patch_status(name, &PatchParams::default(), &Patch::<()>::Json(patch))
-        .await
-    {
+    let patch = status_patch(version, old, new);
+    match patch_status(api, object, &Patch::<()>::Json(patch)).await {
         Ok(patched) => Ok(patched),
         Err(kube::Error::Api(e))
             if e.code == 422 && e.message.starts_with(PATCH_NOT_APPLICABLE) =>
         {
-            status(api, object, new).await
+            status(api, object, new.clone()).await
         }
         Err(e) => Err(e),
     }
@@ -195,10 +221,14 @@ mod tests {
         for started in (0..=CLUSTERS).step_by(2_000) {
             let next = stage(CLUSTERS, started);
             let old = read.status.as_ref().map(|s| json!(s));
-            status_changes(&runs, &read.metadata, old.as_ref(), json!(next))
+            let version = status_changes(&runs, &read.metadata, old.as_ref(), &json!(next))
                 .await
                 .expect("the changes fit one request");
             read = runs.get_status("big").await.expect("read");
+            assert_eq!(
+                version, read.metadata.resource_version,
+                "the version written"
+            );
             written = next;
         }
         assert_eq!(read.status.as_ref(), Some(&written), "every change landed");
@@ -217,7 +247,7 @@ mod tests {
                 ..read.metadata.clone()
             },
             read.status.as_ref().map(|s| json!(s)).as_ref(),
-            json!(stage(CLUSTERS, 1)),
+            &json!(stage(CLUSTERS, 1)),
         )
         .await;
         assert!(
@@ -229,7 +259,7 @@ mod tests {
             &runs,
             &read.metadata,
             old.as_ref(),
-            json!(stage(CLUSTERS, 1)),
+            &json!(stage(CLUSTERS, 1)),
         )
         .await
         .expect("shrinks by its changes");
@@ -239,9 +269,14 @@ mod tests {
         // Changes computed from a status unlike the stored one (here: a cluster more) do not
         // apply; the whole status is written instead.
         let imagined = json!(stage(CLUSTERS + 1, 1));
-        status_changes(&runs, &read.metadata, Some(&imagined), json!(stage(10, 10)))
-            .await
-            .expect("written whole");
+        status_changes(
+            &runs,
+            &read.metadata,
+            Some(&imagined),
+            &json!(stage(10, 10)),
+        )
+        .await
+        .expect("written whole");
         let read = runs.get_status("big").await.expect("read");
         assert_eq!(read.status, Some(stage(10, 10)));
     }

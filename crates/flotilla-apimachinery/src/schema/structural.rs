@@ -7,31 +7,33 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::gofmt::go_json;
+use super::unchanged::Unchanged;
 use super::{FieldPath, flag, properties};
 use crate::{FieldError, FieldErrorType};
 
-/// Walks `obj` along the structural schema, but for the top-level fields `old` (the stored
-/// object of an update) has unchanged; returns (embedded-resource errors, list errors).
+/// Walks `obj` along the structural schema, but not into what is `unchanged` (as stored, for
+/// an update); returns (embedded-resource errors, list errors). A changed list is still
+/// checked whole.
 pub(super) fn check(
     schema: &Value,
     obj: &Value,
-    old: Option<&Map<String, Value>>,
+    unchanged: &Unchanged<'_>,
 ) -> (Vec<FieldError>, Vec<FieldError>) {
     let mut walk = Walk {
-        old_root: old,
-        ..Walk::default()
+        unchanged,
+        path: FieldPath::default(),
+        embedded: Vec::new(),
+        lists: Vec::new(),
     };
     walk.node(schema, obj);
     (walk.embedded, walk.lists)
 }
 
-#[derive(Default)]
-struct Walk<'a> {
+struct Walk<'u> {
+    unchanged: &'u Unchanged<'u>,
     path: FieldPath,
     embedded: Vec<FieldError>,
     lists: Vec<FieldError>,
-    /// The stored object of an update: its unchanged top-level fields are not walked.
-    old_root: Option<&'a Map<String, Value>>,
 }
 
 impl Walk<'_> {
@@ -47,9 +49,7 @@ impl Walk<'_> {
                 let props = properties(s);
                 let extra = s.get("additionalProperties").filter(|a| a.is_object());
                 for (k, child) in m {
-                    if self.path.as_str().is_empty()
-                        && self.old_root.is_some_and(|old| old.get(k) == Some(child))
-                    {
+                    if self.unchanged.contains(child) {
                         continue;
                     }
                     if let Some(p) = props.and_then(|p| p.get(k)) {
@@ -75,6 +75,9 @@ impl Walk<'_> {
                 }
                 if let Some(item_schema) = s.get("items") {
                     for (i, item) in items.iter().enumerate() {
+                        if self.unchanged.contains(item) {
+                            continue;
+                        }
                         let mark = self.path.index(i);
                         self.node(item_schema, item);
                         self.path.restore(mark);

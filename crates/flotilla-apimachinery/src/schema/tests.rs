@@ -639,13 +639,14 @@ fn valid_object() -> impl Strategy<Value = Value> {
         })
 }
 
-/// An update re-validates only the top-level fields it changed (Kubernetes' ratcheting).
+/// An update re-validates only what it changed (Kubernetes' ratcheting), at any depth.
 #[test]
-fn an_update_skips_the_fields_it_left_as_stored() {
+fn an_update_skips_what_it_left_as_stored() {
     let s = crp_schema();
-    // Stored before the schema limited the name to 12 characters.
+    // Stored before the schema limited names to 12 characters and stage labels to strings.
     let old = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"},
-                     "spec": {"placementName": "a-name-too-long-now"},
+                     "spec": {"placementName": "a-name-too-long-now",
+                              "stages": [{"name": "a", "labels": {"x": 1}}, {"name": "b"}]},
                      "status": {"observedGeneration": 1}});
     let errors = |new: &Value| -> Vec<String> {
         validate_update(&s, new, &old)
@@ -668,17 +669,35 @@ fn an_update_skips_the_fields_it_left_as_stored() {
             "status.observedGeneration: Invalid value: \"string\": status.observedGeneration in body must be of type integer: \"string\""
         ]
     );
-    let mut spec_write = old.clone();
-    spec_write["spec"]["numberOfClusters"] = json!(2);
+    let mut beside = old.clone();
+    beside["spec"]["numberOfClusters"] = json!(2);
+    beside["spec"]["stages"][1]["weight"] = json!(3);
     assert_eq!(
-        errors(&spec_write).len(),
-        1,
-        "a changed spec is checked whole: {:?}",
-        errors(&spec_write)
+        errors(&beside),
+        Vec::<String>::new(),
+        "the name and the first stage as stored, beside changed fields"
+    );
+    let mut renamed = old.clone();
+    renamed["spec"]["placementName"] = json!("another-name-too-long");
+    renamed["spec"]["stages"][0]["labels"]["y"] = json!(2);
+    assert_eq!(
+        errors(&renamed),
+        [
+            "spec.placementName: Too long: may not be more than 12 bytes",
+            "spec.stages[0].labels[y]: Invalid value: \"integer\": spec.stages[0].labels[y] in body must be of type string: \"integer\"",
+        ],
+        "changed values are checked, the unchanged label beside them is not"
+    );
+    let mut duplicate = old.clone();
+    duplicate["spec"]["stages"][1]["name"] = json!("a");
+    assert_eq!(
+        errors(&duplicate),
+        ["spec.stages[1]: Duplicate value: {\"name\":\"a\"}"],
+        "a changed list is checked whole for duplicates"
     );
     assert_eq!(
         messages(&s, &status_write).len(),
-        1,
+        2,
         "a create of the same object is checked whole"
     );
 }
@@ -700,6 +719,33 @@ proptest! {
         prop_assert!(ratcheted.iter().all(|e| !e.field.starts_with("spec")), "{ratcheted:?}");
         let whole = validate(&schema, &obj);
         prop_assert!(ratcheted.iter().all(|e| whole.contains(e)), "{ratcheted:?} ⊄ {whole:?}");
+    }
+
+    /// Against a stored object that is valid, skipping what an update left as stored changes
+    /// nothing: the errors are those of validating the whole object.
+    #[test]
+    fn ratcheting_against_a_valid_stored_object_changes_nothing(
+        stored in valid_object(),
+        place in 0usize..6,
+        value in arbitrary_json(),
+    ) {
+        let schema = crp_schema();
+        let mut stored = stored;
+        prop_assert!(prune(&schema, &mut stored).is_empty());
+        apply_defaults(&schema, &mut stored);
+        let mut new = stored.clone();
+        match place {
+            0 => new["spec"]["placementName"] = value,
+            1 => new["spec"]["zz"] = value,
+            2 => new["spec"]["stages"] = value,
+            3 => match new["spec"]["stages"].as_array_mut().and_then(|s| s.first_mut()) {
+                Some(stage) => stage["labels"] = value,
+                None => new["spec"]["stages"] = json!([value]),
+            },
+            4 => new["status"] = value,
+            _ => new["spec"]["template"]["data"] = value,
+        }
+        prop_assert_eq!(validate_update(&schema, &new, &stored), validate(&schema, &new));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use regex::Regex;
 use serde_json::{Map, Number, Value};
 
 use super::gofmt::{format_float_v, go_json, go_quote};
+use super::unchanged::Unchanged;
 use super::{FieldPath, flag, format, properties, structural};
 use crate::{FieldError, FieldErrorType};
 
@@ -24,31 +25,68 @@ pub fn validate(schema: &Value, obj: &Value) -> Vec<FieldError> {
 }
 
 /// Validates `obj`, an update of the stored object `old`, as [`validate`] does, except that a
-/// top-level field whose value is exactly the stored one is not walked again: what was stored
-/// was valid when written, and Kubernetes' validation ratcheting accepts unchanged values even
-/// under a schema made stricter since. A status write leaves the spec as stored (a Work's
-/// manifests, a Pod's spec), a spec write the status; only what changed is checked.
+/// value exactly equal to the stored one at the same place is not walked again: what was
+/// stored was valid when written, and Kubernetes' validation ratcheting accepts unchanged
+/// values even under a schema made stricter since. Places correlate by property name, map
+/// key and list index (every element of a list has the same schema, so an element equal to
+/// the stored one at its index is as valid as that one was). A status write leaves the spec
+/// as stored, and a run's status write that changes ten of ten thousand members is checked
+/// for those ten; the checks of a changed node itself (required fields, bounds, list
+/// uniqueness) still see all of it.
 pub fn validate_update(schema: &Value, obj: &Value, old: &Value) -> Vec<FieldError> {
-    validate_at(schema, obj, old.as_object())
+    validate_at(schema, obj, Some(old))
 }
 
-/// [`validate`], skipping the top-level fields `old` (if any) has unchanged.
-fn validate_at(schema: &Value, obj: &Value, old: Option<&Map<String, Value>>) -> Vec<FieldError> {
+/// [`validate`], skipping what `old` (if any) has unchanged.
+fn validate_at(schema: &Value, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let unchanged = match old {
+        Some(old) => Unchanged::between(obj, old),
+        None => Unchanged::none(),
+    };
     let mut out = Vec::new();
     let mut path = FieldPath::default();
-    node(schema, obj, &mut path, Level::Root(old), &mut out);
-    let (embedded, lists) = structural::check(schema, obj, old);
+    let root = Place {
+        root: true,
+        unchanged: &unchanged,
+    };
+    node(schema, obj, &mut path, root, &mut out);
+    let (embedded, lists) = structural::check(schema, obj, &unchanged);
     out.extend(embedded);
     out.extend(lists);
     out
 }
 
-/// Where a value is: the resource itself (with, for an update, the stored object whose
-/// unchanged top-level fields are taken as they are), or anywhere below it.
+/// Where a value is: the resource itself or below it, and what of the object is as stored.
 #[derive(Clone, Copy)]
-enum Level<'a> {
-    Root(Option<&'a Map<String, Value>>),
-    Below,
+struct Place<'u> {
+    root: bool,
+    unchanged: &'u Unchanged<'u>,
+}
+
+impl<'u> Place<'u> {
+    /// Anywhere below the root.
+    fn below(self) -> Place<'u> {
+        Place {
+            root: false,
+            unchanged: self.unchanged,
+        }
+    }
+
+    /// Below the root, with nothing taken as stored (the alternatives of `anyOf` and the
+    /// like judge a value whole).
+    fn whole() -> Place<'static> {
+        static NONE: std::sync::LazyLock<Unchanged<'static>> =
+            std::sync::LazyLock::new(Unchanged::none);
+        Place {
+            root: false,
+            unchanged: &NONE,
+        }
+    }
+
+    /// Whether `v` is exactly what is stored at its place, so it need not be walked again.
+    fn unchanged(self, v: &Value) -> bool {
+        self.unchanged.contains(v)
+    }
 }
 
 /// A JSON number as Go's decoder sees it: int64 when it fits, otherwise float64.
@@ -102,7 +140,7 @@ fn node(
     schema: &Value,
     v: &Value,
     path: &mut FieldPath,
-    level: Level<'_>,
+    place: Place<'_>,
     out: &mut Vec<FieldError>,
 ) {
     let Some(s) = schema.as_object() else {
@@ -120,12 +158,12 @@ fn node(
             check_format(s, text, path, out);
         }
         Value::Number(n) => check_number(s, Num::of(n), path, out),
-        Value::Array(items) => check_array(s, items, path, out),
+        Value::Array(items) => check_array(s, items, path, place, out),
         _ => {}
     }
     check_enum(s, v, path, out);
     if let Value::Object(m) = v {
-        check_object(s, m, path, level, out);
+        check_object(s, m, path, place, out);
     }
 }
 
@@ -211,7 +249,7 @@ fn check_composition(
         let mut ok = false;
         for sub in any {
             let mut errs = Vec::new();
-            node(sub, v, path, Level::Below, &mut errs);
+            node(sub, v, path, Place::whole(), &mut errs);
             if errs.is_empty() {
                 ok = true;
                 break;
@@ -233,7 +271,7 @@ fn check_composition(
         let mut valid = 0;
         for sub in one {
             let mut errs = Vec::new();
-            node(sub, v, path, Level::Below, &mut errs);
+            node(sub, v, path, Place::whole(), &mut errs);
             if errs.is_empty() {
                 valid += 1;
             } else if valid == 0 && best.as_ref().is_none_or(|b| errs.len() < b.len()) {
@@ -259,7 +297,7 @@ fn check_composition(
         let mut valid = 0;
         for sub in all {
             let before = out.len();
-            node(sub, v, path, Level::Below, out);
+            node(sub, v, path, Place::whole(), out);
             if out.len() == before {
                 valid += 1;
             }
@@ -274,7 +312,7 @@ fn check_composition(
     }
     if let Some(not) = s.get("not") {
         let mut errs = Vec::new();
-        node(not, v, path, Level::Below, &mut errs);
+        node(not, v, path, Place::whole(), &mut errs);
         if errs.is_empty() {
             out.push(composite(format!(
                 "{} must not validate the schema (not)",
@@ -505,21 +543,25 @@ fn check_array(
     s: &Map<String, Value>,
     items: &[Value],
     path: &mut FieldPath,
+    place: Place<'_>,
     out: &mut Vec<FieldError>,
 ) {
+    let mut element = |item_schema: &Value, i: usize, item: &Value| {
+        if !place.unchanged(item) {
+            let mark = path.index(i);
+            node(item_schema, item, path, place.below(), out);
+            path.restore(mark);
+        }
+    };
     match s.get("items") {
         Some(item_schema @ Value::Object(_)) => {
             for (i, item) in items.iter().enumerate() {
-                let mark = path.index(i);
-                node(item_schema, item, path, Level::Below, out);
-                path.restore(mark);
+                element(item_schema, i, item);
             }
         }
         Some(Value::Array(tuple)) => {
             for (i, (item_schema, item)) in tuple.iter().zip(items).enumerate() {
-                let mark = path.index(i);
-                node(item_schema, item, path, Level::Below, out);
-                path.restore(mark);
+                element(item_schema, i, item);
             }
         }
         _ => {}
@@ -617,7 +659,7 @@ fn check_object(
     s: &Map<String, Value>,
     m: &Map<String, Value>,
     path: &mut FieldPath,
-    level: Level<'_>,
+    place: Place<'_>,
     out: &mut Vec<FieldError>,
 ) {
     let n = m.len() as u64;
@@ -654,9 +696,11 @@ fn check_object(
         }
         Some(extra @ Value::Object(_)) => {
             for (k, v) in m.iter().filter(|(k, _)| !known(k)) {
-                let mark = path.key(k);
-                node(extra, v, path, Level::Below, out);
-                path.restore(mark);
+                if !place.unchanged(v) {
+                    let mark = path.key(k);
+                    node(extra, v, path, place.below(), out);
+                    path.restore(mark);
+                }
             }
         }
         _ => {}
@@ -665,18 +709,17 @@ fn check_object(
         let Some(v) = m.get(name) else {
             continue;
         };
-        let root = match level {
-            Level::Root(Some(old)) if name != "metadata" && old.get(name) == Some(v) => continue,
-            Level::Root(_) => true,
-            Level::Below => false,
-        };
+        let metadata = place.root && name == "metadata";
+        if !metadata && place.unchanged(v) {
+            continue;
+        }
         let mark = path.child(name);
-        if root && name == "metadata" {
+        if metadata {
             if let Some(p) = prop.as_object() {
                 check_type(p, v, path, out);
             }
         } else {
-            node(prop, v, path, Level::Below, out);
+            node(prop, v, path, place.below(), out);
         }
         path.restore(mark);
     }

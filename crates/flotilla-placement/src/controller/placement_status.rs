@@ -109,7 +109,7 @@ pub(crate) async fn write<F: PlacementFamily>(
         &api::<F::Placement>(client, &parent.key),
         parent.meta,
         read.as_ref(),
-        serde_json::to_value(&status).unwrap_or_default(),
+        &serde_json::to_value(&status).unwrap_or_default(),
     )
     .await
     .map(drop)

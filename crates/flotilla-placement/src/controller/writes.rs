@@ -66,31 +66,25 @@ where
 
 /// Merge-patches the status of the object with metadata `object` (as read) with `status`, at
 /// the version read ([`flotilla_apiserver::status_writes::status`]).
-pub(crate) async fn status<K>(
+pub(crate) async fn status<K: Resource + Clone>(
     api: &Api<K>,
     object: &ObjectMeta,
     status: Value,
-) -> Result<Written, kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    let patched = status_writes::status(api, object, status).await?;
-    Ok(Some(revision(&patched)))
+) -> Result<Written, kube::Error> {
+    let version = status_writes::status(api, object, status).await?;
+    Ok(Some(number(version.as_deref())))
 }
 
 /// Patches the status of the object with metadata `object` (as read) from `old` to `new` by
 /// their differences only ([`flotilla_apiserver::status_writes::status_changes`]).
-pub(crate) async fn status_changes<K>(
+pub(crate) async fn status_changes<K: Resource + Clone>(
     api: &Api<K>,
     object: &ObjectMeta,
     old: Option<&Value>,
-    new: Value,
-) -> Result<Written, kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    let patched = status_writes::status_changes(api, object, old, new).await?;
-    Ok(Some(revision(&patched)))
+    new: &Value,
+) -> Result<Written, kube::Error> {
+    let version = status_writes::status_changes(api, object, old, new).await?;
+    Ok(Some(number(version.as_deref())))
 }
 
 /// Deletes `name`; already gone is not an error.
@@ -120,8 +114,10 @@ where
 
 /// An object's resourceVersion as a revision number (0 when absent or not a number).
 pub(crate) fn revision(object: &impl kube::Resource) -> u64 {
-    object
-        .resource_version()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_default()
+    number(object.resource_version().as_deref())
+}
+
+/// A resourceVersion as a revision number (0 when absent or not a number).
+fn number(version: Option<&str>) -> u64 {
+    version.and_then(|v| v.parse().ok()).unwrap_or_default()
 }

@@ -1,8 +1,9 @@
 //! The update run controller: one reconcile per `UpdateRun` plans it over the fleet, runs a
 //! pass of [`crate::run::advance()`] over what it observes (member upgrades, gates, windows,
-//! the catalog, member versions), carries out the pass's actions and writes the status once.
-//! It is woken by its run, its member upgrades and gates, any change to members, windows or
-//! the catalog, and at the times a pass asks to look again (a wait ends, a window opens, a
+//! the catalog, member versions), carries out the pass's actions and records the status it
+//! reached, which a writer stores behind the passes ([`statuses`]). It is woken by its run,
+//! its member upgrades and gates, any change to members, windows or the catalog, and at the
+//! times a pass asks to look again (a wait ends, a window opens, a
 //! release reaches a region, a scheduled start comes). Beside it, the auto-upgrade profile
 //! controller ([`profiles`]) generates runs when a profile's channel gets a new release, and
 //! the window status controller (`windows`) keeps each `MaintenanceConfiguration`'s status
@@ -11,6 +12,7 @@
 mod observe;
 mod profiles;
 mod reconcile;
+mod statuses;
 mod windows;
 
 use std::hash::{Hash, Hasher};
@@ -58,6 +60,8 @@ pub(crate) struct Context {
     pub(crate) images: Store<NodeImageVersion>,
     pub(crate) upgrades: Store<MemberUpgrade>,
     pub(crate) gates: Store<Gate>,
+    /// The statuses passes reached, being stored.
+    pub(crate) statuses: Arc<statuses::Statuses>,
 }
 
 /// Whether every cache has loaded its first full list (false: a cache's writer is gone, the
@@ -172,6 +176,7 @@ async fn runs(client: Client, clock: Arc<dyn Clock>) {
         images,
         upgrades,
         gates,
+        statuses: Arc::default(),
     });
     controller
         .watches_stream(upgrade_events, |upgrade: MemberUpgrade| {

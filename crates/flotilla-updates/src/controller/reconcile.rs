@@ -1,7 +1,7 @@
 //! One reconcile of an `UpdateRun`: plan it while it has not started, run a pass, carry out
-//! the pass's actions, write the status once. Every decision is taken by the pure core over a
-//! [`FleetView`] of the controller's caches; only fetching a named strategy and the writes
-//! happen here.
+//! the pass's actions, record the status it reached (stored behind the pass by
+//! [`super::statuses`]). Every decision is taken by the pure core over a [`FleetView`] of the
+//! controller's caches; only fetching a named strategy and the writes happen here.
 
 use std::sync::Arc;
 
@@ -12,7 +12,6 @@ use flotilla_api::updates::update_run::{
     ErrorDetail, RunAction, UpdateRunStatus, UpdateState, UpgradeType,
 };
 use flotilla_api::updates::{FleetUpdateStrategy, Gate, MemberUpgrade, UpdateRun};
-use flotilla_apiserver::status_writes;
 use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -36,6 +35,7 @@ pub(crate) async fn reconcile(
     ctx: Arc<Context>,
 ) -> Result<Requeue, ControllerError> {
     if run.metadata.deletion_timestamp.is_some() {
+        ctx.statuses.forget(&run);
         return Ok(Requeue::await_change());
     }
     let ready = caches_ready(vec![
@@ -51,8 +51,15 @@ pub(crate) async fn reconcile(
     }
     let now = ctx.clock.now();
     let name = run.name_any();
-    let before = run.status.clone().unwrap_or_default();
-    let mut status = before.clone();
+    // Where the last pass left the status (it may not be stored yet), or the run's as read.
+    let (before, stored) = match ctx.statuses.before(&run) {
+        Some(latest) => (latest, true),
+        None => (
+            Arc::new(run.status.clone().unwrap_or_default()),
+            run.status.is_some(),
+        ),
+    };
+    let mut status = (*before).clone();
     let (members, windows) = (ctx.members.state(), ctx.windows.state());
     let (kubernetes, images) = (ctx.kubernetes.state(), ctx.images.state());
     let fleet = FleetView::new(
@@ -64,7 +71,7 @@ pub(crate) async fn reconcile(
     if status.progress.state == UpdateState::NotStarted
         && !prepare(&ctx, &run, &mut status, &fleet, now).await?
     {
-        return write(&ctx, &run, &before, status).await;
+        return Ok(record(&ctx, &run, &before, stored, status));
     }
     let upgrade_type = run.spec.managed_cluster_update.upgrade.upgrade_type;
     let outcome = {
@@ -94,7 +101,7 @@ pub(crate) async fn reconcile(
     if let Some(at) = outcome.recheck_at {
         ctx.deadlines.schedule(at, ObjectRef::from_obj(&*run));
     }
-    write(&ctx, &run, &before, status).await
+    Ok(record(&ctx, &run, &before, stored, status))
 }
 
 /// Lays the run's strategy over the fleet while it has not started (fetching the strategy it
@@ -228,25 +235,17 @@ async fn set_gate(api: &Api<Gate>, name: &str, state: GateState) -> Result<(), k
         .map(|_| ())
 }
 
-/// Writes the status when it changed, at the version read: only its changes once it has one
-/// (a run's status lists every member, megabytes at 10,000, of which a pass changes a few).
-async fn write(
+/// Records the status a pass reached when it changed (or was never stored), for the run's
+/// writer to store.
+fn record(
     ctx: &Context,
     run: &UpdateRun,
     before: &UpdateRunStatus,
+    stored: bool,
     status: UpdateRunStatus,
-) -> Result<Requeue, ControllerError> {
-    if run.status.is_some() && *before == status {
-        return Ok(Requeue::await_change());
+) -> Requeue {
+    if !stored || *before != status {
+        ctx.statuses.record(&ctx.client, run, status);
     }
-    let api = Api::<UpdateRun>::all(ctx.client.clone());
-    let read = run.status.as_ref().map(serde_json::to_value).transpose()?;
-    status_writes::status_changes(
-        &api,
-        &run.metadata,
-        read.as_ref(),
-        serde_json::to_value(&status)?,
-    )
-    .await?;
-    Ok(Requeue::await_change())
+    Requeue::await_change()
 }

@@ -141,7 +141,7 @@ async fn write_status<K: Object>(
     now: Timestamp,
 ) -> Result<(), ControllerError> {
     let read = run.status.as_ref().map(|s| json!(s));
-    match writes::status_changes(runs, &run.metadata, read.as_ref(), json!(status)).await {
+    match writes::status_changes(runs, &run.metadata, read.as_ref(), &json!(status)).await {
         Err(kube::Error::Api(e)) if e.code == 413 => {
             let clusters: usize = status
                 .stages_status

@@ -1,0 +1,301 @@
+//! The status each run's passes have reached, stored on the hub behind them.
+//!
+//! A run's status lists every member (AKS's layout): megabytes at 10,000 members, of which a
+//! pass changes a few. Writing it is the hub's most expensive request (the stored object is
+//! decoded, patched, checked, encoded, stored and sent to every watcher), and a pass that
+//! waited for its write, and then for the write to come back through its watch, would pace
+//! the whole run by it. Instead a pass records the status it reached here and goes on; one
+//! writer per run stores the latest recorded status, and the statuses passes reach while a
+//! write is under way are written together by the next one.
+//!
+//! The book, not the watch's cache, is the truth about a run's status while it holds the
+//! run: the next pass starts from the status the last one reached. The controller is the only
+//! writer of the status, so a write refused as a conflict (someone edited the spec, bumping
+//! the version) is sent again over the status as stored. An entry leaves the book once its
+//! status is stored and the cache shows that version, so the book holds only runs being
+//! written or just written.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use flotilla_api::updates::UpdateRun;
+use flotilla_api::updates::update_run::UpdateRunStatus;
+use flotilla_apiserver::status_writes;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::{Api, Client};
+use serde_json::Value;
+
+/// The statuses of runs not yet stored, or stored but not yet seen back in the cache.
+#[derive(Default)]
+pub(crate) struct Statuses {
+    runs: Mutex<HashMap<String, Entry>>,
+}
+
+/// One run's page of the book.
+struct Entry {
+    /// The latest status a pass reached.
+    latest: Arc<UpdateRunStatus>,
+    /// How many statuses have been recorded: the number of `latest`.
+    recorded: u64,
+    /// Whether a writer is storing it (or a later one).
+    writing: bool,
+    /// What is stored, as far as the writer knows: the version and the status at it.
+    stored: Stored,
+}
+
+/// A run's status as stored at a version.
+#[derive(Clone)]
+struct Stored {
+    meta: ObjectMeta,
+    status: Option<Arc<Value>>,
+    /// The number of the recorded status stored (the writer's own last write).
+    written: Option<u64>,
+}
+
+impl Statuses {
+    /// The status the next pass over `run` starts from: the last one a pass reached, or the
+    /// run's as read when the book does not hold it (then the cache is current).
+    pub(crate) fn before(&self, run: &UpdateRun) -> Option<Arc<UpdateRunStatus>> {
+        let mut runs = self.runs.lock().expect("statuses lock");
+        let uid = run.metadata.uid.clone().unwrap_or_default();
+        let entry = runs.get(&uid)?;
+        if entry.writing || !caught_up(run, &entry.stored) {
+            return Some(entry.latest.clone());
+        }
+        runs.remove(&uid);
+        None
+    }
+
+    /// Records `status`, reached by a pass over `run`, and makes sure a writer stores it.
+    pub(crate) fn record(
+        self: &Arc<Self>,
+        client: &Client,
+        run: &UpdateRun,
+        status: UpdateRunStatus,
+    ) {
+        let uid = run.metadata.uid.clone().unwrap_or_default();
+        let latest = Arc::new(status);
+        let mut runs = self.runs.lock().expect("statuses lock");
+        let entry = runs.entry(uid.clone()).or_insert_with(|| Entry {
+            latest: latest.clone(),
+            recorded: 0,
+            writing: false,
+            stored: Stored {
+                meta: run.metadata.clone(),
+                status: run
+                    .status
+                    .as_ref()
+                    .and_then(|s| serde_json::to_value(s).ok())
+                    .map(Arc::new),
+                written: None,
+            },
+        });
+        entry.latest = latest;
+        entry.recorded += 1;
+        if !entry.writing {
+            entry.writing = true;
+            let api = Api::<UpdateRun>::all(client.clone());
+            tokio::spawn(self.clone().write(api, uid));
+        }
+    }
+
+    /// Forgets `run` (deleted).
+    pub(crate) fn forget(&self, run: &UpdateRun) {
+        let uid = run.metadata.uid.as_deref().unwrap_or_default();
+        self.runs.lock().expect("statuses lock").remove(uid);
+    }
+
+    /// The writer of run `uid`: stores its latest status until what is stored is the latest.
+    async fn write(self: Arc<Self>, api: Api<UpdateRun>, uid: String) {
+        loop {
+            let Some((latest, number, stored)) = self.next(&uid) else {
+                return;
+            };
+            let new = match serde_json::to_value(&*latest) {
+                Ok(new) => new,
+                Err(error) => {
+                    tracing::error!(%error, "an update run status that does not serialize");
+                    return self.done(&uid);
+                }
+            };
+            let written =
+                status_writes::status_changes(&api, &stored.meta, stored.status.as_deref(), &new)
+                    .await;
+            let name = stored.meta.name.clone().unwrap_or_default();
+            match written {
+                Ok(version) => self.stored(&uid, number, version, new),
+                Err(kube::Error::Api(e)) if e.code == 409 => match api.get_opt(&name).await {
+                    Ok(Some(run)) => self.reread(&uid, &run),
+                    Ok(None) => return self.done(&uid),
+                    Err(error) => retry_later(&name, &error).await,
+                },
+                Err(kube::Error::Api(e)) if e.code == 404 => return self.done(&uid),
+                Err(error) => retry_later(&name, &error).await,
+            }
+        }
+    }
+
+    /// What run `uid`'s writer stores next, or `None` (and the writer ends) when what is
+    /// stored is the latest status.
+    fn next(&self, uid: &str) -> Option<(Arc<UpdateRunStatus>, u64, Stored)> {
+        let mut runs = self.runs.lock().expect("statuses lock");
+        let entry = runs.get_mut(uid)?;
+        if entry.stored.written == Some(entry.recorded) {
+            entry.writing = false;
+            return None;
+        }
+        Some((entry.latest.clone(), entry.recorded, entry.stored.clone()))
+    }
+
+    /// Notes that recorded status `number`, `value`, is stored at `version`.
+    fn stored(&self, uid: &str, number: u64, version: Option<String>, value: Value) {
+        if let Some(entry) = self.runs.lock().expect("statuses lock").get_mut(uid) {
+            entry.stored.meta.resource_version = version;
+            entry.stored.status = Some(Arc::new(value));
+            entry.stored.written = Some(number);
+        }
+    }
+
+    /// Takes `run`, read afresh after a conflict, as what is stored.
+    fn reread(&self, uid: &str, run: &UpdateRun) {
+        if let Some(entry) = self.runs.lock().expect("statuses lock").get_mut(uid) {
+            entry.stored = Stored {
+                meta: run.metadata.clone(),
+                status: run
+                    .status
+                    .as_ref()
+                    .and_then(|s| serde_json::to_value(s).ok())
+                    .map(Arc::new),
+                written: None,
+            };
+        }
+    }
+
+    /// Ends run `uid`'s writer for good (the run is gone, or its status cannot be written).
+    fn done(&self, uid: &str) {
+        self.runs.lock().expect("statuses lock").remove(uid);
+    }
+}
+
+/// Whether `run`, as the cache has it, shows the version `stored` was written at (or later).
+fn caught_up(run: &UpdateRun, stored: &Stored) -> bool {
+    stored.written.is_some() && version(&run.metadata) >= version(&stored.meta)
+}
+
+/// An object's resourceVersion as a number.
+fn version(meta: &ObjectMeta) -> u64 {
+    meta.resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_default()
+}
+
+/// Waits a second after a failed write of run `name`'s status, as the controller's error
+/// policy does.
+async fn retry_later(name: &str, error: &kube::Error) {
+    tracing::warn!(run = %name, %error, "writing an update run's status failed; retrying");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use flotilla_api::updates::update_run::{ErrorDetail, UpdateState};
+    use flotilla_apiserver::{Hub, HubOptions};
+    use flotilla_store::MemoryStore;
+    use kube::api::{Patch, PatchParams, PostParams};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A status whose summary says `n`.
+    fn numbered(n: u32) -> UpdateRunStatus {
+        let mut status = UpdateRunStatus {
+            progress_summary: Some(format!("{n}")),
+            failure_count: n,
+            ..UpdateRunStatus::default()
+        };
+        status.progress.state = UpdateState::Running;
+        status
+    }
+
+    /// Waits until the hub stores `want` as the run's status, and returns the run.
+    async fn stored(api: &Api<UpdateRun>, want: &UpdateRunStatus) -> UpdateRun {
+        for _ in 0..500 {
+            let run = api.get("run").await.expect("read");
+            if run.status.as_ref() == Some(want) {
+                return run;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the status never became {want:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_latest_status_is_stored_behind_the_passes_and_through_spec_edits() {
+        let hub = Hub::start(Arc::new(MemoryStore::new()), HubOptions::default())
+            .await
+            .expect("hub");
+        let client = hub.client();
+        let api = Api::<UpdateRun>::all(client.clone());
+        let run: UpdateRun = serde_json::from_value(json!({
+            "apiVersion": "updates.flotilla.dev/v1beta1",
+            "kind": "UpdateRun",
+            "metadata": {"name": "run"},
+            "spec": {"managedClusterUpdate": {"upgrade": {"type": "NodeImageOnly"}}},
+        }))
+        .expect("run");
+        let read = api
+            .create(&PostParams::default(), &run)
+            .await
+            .expect("create");
+        let book = Arc::new(Statuses::default());
+
+        // Passes that go faster than the writes: the last status is the one stored.
+        for n in 1..=20 {
+            book.record(&client, &read, numbered(n));
+            assert_eq!(
+                book.before(&read).as_deref(),
+                Some(&numbered(n)),
+                "the next pass starts where the last one ended, stored or not"
+            );
+        }
+        let caught_up = stored(&api, &numbered(20)).await;
+        assert!(
+            book.before(&caught_up).is_none(),
+            "once the cache shows the stored version, the book lets the run go"
+        );
+
+        // Someone edits the spec: the writer's next write is refused as a conflict and sent
+        // again over the status as stored, keeping the edit.
+        let edited = api
+            .patch(
+                "run",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"state": "Stop"}})),
+            )
+            .await
+            .expect("edit");
+        let mut failed = numbered(21);
+        failed.progress.error = Some(ErrorDetail {
+            code: "Code".into(),
+            message: "a message".into(),
+        });
+        book.record(&client, &read, failed.clone());
+        let run = stored(&api, &failed).await;
+        assert_eq!(run.spec.state, edited.spec.state, "the edit is kept");
+
+        // A deleted run's writer ends; the book forgets it.
+        api.delete("run", &Default::default())
+            .await
+            .expect("delete");
+        book.record(&client, &run, numbered(22));
+        for _ in 0..500 {
+            if book.runs.lock().expect("lock").is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the writer of a deleted run never ended");
+    }
+}
