@@ -6,7 +6,9 @@
 //! waited for its write, and then for the write to come back through its watch, would pace
 //! the whole run by it. Instead a pass records the status it reached here and goes on; one
 //! writer per run stores the latest recorded status, and the statuses passes reach while a
-//! write is under way are written together by the next one.
+//! write is under way are written together by the next one. After each write the writer
+//! rests as long as the write took, so that writing a large status takes at most half of the
+//! hub's time from the passes and the upgrades it records, and more passes share each write.
 //!
 //! The book, not the watch's cache, is the truth about a run's status while it holds the
 //! run: the next pass starts from the status the last one reached. The controller is the only
@@ -17,7 +19,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use flotilla_api::updates::UpdateRun;
 use flotilla_api::updates::update_run::UpdateRunStatus;
@@ -25,6 +27,10 @@ use flotilla_apiserver::status_writes;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Api, Client};
 use serde_json::Value;
+
+/// The longest a writer rests after a write (a write that took longer was slowed by something
+/// else than the status's size).
+const LONGEST_REST: Duration = Duration::from_millis(500);
 
 /// The statuses of runs not yet stored, or stored but not yet seen back in the cache.
 #[derive(Default)]
@@ -112,6 +118,7 @@ impl Statuses {
             let Some((latest, number, stored)) = self.next(&uid) else {
                 return;
             };
+            let started = Instant::now();
             let new = match serde_json::to_value(&*latest) {
                 Ok(new) => new,
                 Err(error) => {
@@ -124,7 +131,10 @@ impl Statuses {
                     .await;
             let name = stored.meta.name.clone().unwrap_or_default();
             match written {
-                Ok(version) => self.stored(&uid, number, version, new),
+                Ok(version) => {
+                    self.stored(&uid, number, version, new);
+                    tokio::time::sleep(started.elapsed().min(LONGEST_REST)).await;
+                }
                 Err(kube::Error::Api(e)) if e.code == 409 => match api.get_opt(&name).await {
                     Ok(Some(run)) => self.reread(&uid, &run),
                     Ok(None) => return self.done(&uid),
