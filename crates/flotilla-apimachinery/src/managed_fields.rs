@@ -26,6 +26,7 @@ mod merge;
 mod object;
 mod ownable;
 mod path;
+mod touch;
 mod update;
 
 pub use apply::apply;

@@ -174,7 +174,7 @@ pub(crate) fn write_managed_fields(object: &mut Value, mut entries: Vec<ManagedF
 }
 
 /// Seconds since the epoch of an entry's time (`0` when absent or unparsable, like Go's nil).
-fn seconds(time: &Option<String>) -> i64 {
+pub(super) fn seconds(time: &Option<String>) -> i64 {
     time.as_deref()
         .and_then(|time| time.parse::<jiff::Timestamp>().ok())
         .map_or(0, |time| time.as_second())

@@ -960,3 +960,43 @@ proptest! {
         prop_assert_eq!(by_parts.removed, by_views.removed);
     }
 }
+
+proptest! {
+    /// Whatever the sequence of writes, by whichever managers through the object or its
+    /// status, recording each with the encoded-entries fast path gives exactly the managed
+    /// fields the general path gives.
+    #[test]
+    fn the_fast_path_records_what_the_general_path_records(
+        shapes in prop::collection::vec(arb_shapes(), 3),
+        writes in prop::collection::vec((0usize..3, prop_oneof![4 => Just(0usize), 1 => 1usize..3], any::<bool>()), 1..10),
+    ) {
+        let times = [T0, T1, T2];
+        let (mut fast, mut general): (Option<Value>, Option<Value>) = (None, None);
+        for (step, (shape, manager, status)) in writes.into_iter().enumerate() {
+            let mut object = shapes[shape].clone();
+            object["status"] = object["spec"].clone();
+            object["kind"] = json!("Deployment");
+            let manager = ["alice", "bob", "carol"][manager];
+            let subresource = status.then_some("status");
+            let now = times[step % times.len()];
+            let mut by_fast = object.clone();
+            if let Some(managed) = fast.as_ref().and_then(|f| f.pointer("/metadata/managedFields")) {
+                by_fast["metadata"]["managedFields"] = managed.clone();
+            }
+            let mut by_general = object;
+            if let Some(managed) = general.as_ref().and_then(|g| g.pointer("/metadata/managedFields")) {
+                by_general["metadata"]["managedFields"] = managed.clone();
+            }
+            record_update(fast.as_ref(), &mut by_fast, manager, subresource, "apps/v1", now, &BuiltinStrategy);
+            let changes = super::object::compare_parts(
+                &general.as_ref().map_or_else(Default::default, |g| super::ownable::ownable_part(g, subresource)),
+                &super::ownable::ownable_part(&by_general, subresource),
+                &BuiltinStrategy,
+            );
+            super::update::record_in_full(general.as_ref(), &mut by_general, changes, manager, subresource, "apps/v1", now);
+            prop_assert_eq!(&by_fast, &by_general);
+            fast = Some(by_fast);
+            general = Some(by_general);
+        }
+    }
+}

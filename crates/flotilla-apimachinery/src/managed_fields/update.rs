@@ -3,8 +3,9 @@
 use serde_json::{Map, Value};
 
 use super::entry::{ManagedFieldsEntry, Operation, managed_fields, write_managed_fields};
-use super::object::{Part, compare_parts};
+use super::object::{Changes, Part, compare_parts};
 use super::ownable::ownable_part;
+use super::touch::touch;
 use crate::patch::PatchStrategy;
 
 /// Records a non-apply write in `new`'s `metadata.managedFields`, as kube-apiserver does for
@@ -27,9 +28,24 @@ pub fn record_update(
     now: &str,
     semantics: &dyn PatchStrategy,
 ) {
-    let mut entries = starting_entries(old, new);
     let old_part = old.map_or_else(Part::default, |old| ownable_part(old, subresource));
     let changes = compare_parts(&old_part, &ownable_part(new, subresource), semantics);
+    if !touch(old, new, &changes, manager, api_version, subresource, now) {
+        record_in_full(old, new, changes, manager, subresource, api_version, now);
+    }
+}
+
+/// [`record_update`] of `changes` over every decoded entry: the general path.
+pub(super) fn record_in_full(
+    old: Option<&Value>,
+    new: &mut Value,
+    changes: Changes,
+    manager: &str,
+    subresource: Option<&str>,
+    api_version: &str,
+    now: &str,
+) {
+    let mut entries = starting_entries(old, new);
 
     let mine = entries
         .iter()
