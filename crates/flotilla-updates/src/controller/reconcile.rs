@@ -12,7 +12,7 @@ use flotilla_api::updates::update_run::{
     ErrorDetail, RunAction, UpdateRunStatus, UpdateState, UpgradeType,
 };
 use flotilla_api::updates::{FleetUpdateStrategy, Gate, MemberUpgrade, UpdateRun};
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Patch, PatchParams, PostParams};
@@ -25,6 +25,9 @@ use super::{Context, ControllerError, MANAGER, caches_ready, observe};
 use crate::fleet::{FleetView, run_strategy, strategy_to_fetch};
 use crate::run::{Action, Observed, advance};
 use crate::window::next_scheduled_start;
+
+/// How many of a pass's actions (member upgrades and gates to create) are carried out at once.
+const CONCURRENT_ACTIONS: usize = 8;
 
 /// Error code of a run whose strategy cannot be used.
 pub const INVALID_STRATEGY: &str = "InvalidStrategy";
@@ -95,9 +98,13 @@ pub(crate) async fn reconcile(
         };
         advance(&mut status, &obs)
     };
-    for action in outcome.actions {
-        carry_out(&ctx, &run, upgrade_type, action).await?;
-    }
+    // A few at a time: each create waits for its durable write, and concurrent ones share a
+    // commit; the pass no longer waits for its status write, so its creates are its pace.
+    futures::stream::iter(outcome.actions)
+        .map(|action| carry_out(&ctx, &run, upgrade_type, action))
+        .buffer_unordered(CONCURRENT_ACTIONS)
+        .try_collect::<Vec<()>>()
+        .await?;
     if let Some(at) = outcome.recheck_at {
         ctx.deadlines.schedule(at, ObjectRef::from_obj(&*run));
     }
