@@ -26,8 +26,10 @@ use crate::fleet::{FleetView, run_strategy, strategy_to_fetch};
 use crate::run::{Action, Observed, advance};
 use crate::window::next_scheduled_start;
 
-/// How many of a pass's actions (member upgrades and gates to create) are carried out at once.
-const CONCURRENT_ACTIONS: usize = 8;
+/// How many of a pass's actions (member upgrades and gates to create) are carried out at once:
+/// enough that the creates of a pass over a 50-wide stage (AKS's cap) share a few commits,
+/// few enough that a pass starting a thousand upgrades does not flood the hub.
+const CONCURRENT_ACTIONS: usize = 25;
 
 /// Error code of a run whose strategy cannot be used.
 pub const INVALID_STRATEGY: &str = "InvalidStrategy";
@@ -98,8 +100,8 @@ pub(crate) async fn reconcile(
         };
         advance(&mut status, &obs)
     };
-    // A few at a time: each create waits for its durable write, and concurrent ones share a
-    // commit; the pass no longer waits for its status write, so its creates are its pace.
+    // Several at a time: each create waits for its durable write, and concurrent ones share a
+    // commit; the pass does not wait for its status write, so its creates are its pace.
     futures::stream::iter(outcome.actions)
         .map(|action| carry_out(&ctx, &run, upgrade_type, action))
         .buffer_unordered(CONCURRENT_ACTIONS)
