@@ -7,8 +7,9 @@
 //! the whole run by it. Instead a pass records the status it reached here and goes on; one
 //! writer per run stores the latest recorded status, and the statuses passes reach while a
 //! write is under way are written together by the next one. After each write the writer
-//! rests as long as the write took, so that writing a large status takes at most half of the
-//! hub's time from the passes and the upgrades it records, and more passes share each write.
+//! rests twice as long as the write took, so that writing a large status takes at most a
+//! third of the hub's time from the passes and the upgrades it records, and more passes
+//! share each write.
 //!
 //! The book, not the watch's cache, is the truth about a run's status while it holds the
 //! run: the next pass starts from the status the last one reached. The controller is the only
@@ -27,6 +28,9 @@ use flotilla_apiserver::status_writes;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Api, Client};
 use serde_json::Value;
+
+/// How many times as long as a write took the writer rests after it.
+const REST_PER_WRITE: u32 = 2;
 
 /// The longest a writer rests after a write (a write that took longer was slowed by something
 /// else than the status's size).
@@ -133,7 +137,7 @@ impl Statuses {
             match written {
                 Ok(version) => {
                     self.stored(&uid, number, version, new);
-                    tokio::time::sleep(started.elapsed().min(LONGEST_REST)).await;
+                    tokio::time::sleep((started.elapsed() * REST_PER_WRITE).min(LONGEST_REST)).await;
                 }
                 Err(kube::Error::Api(e)) if e.code == 409 => match api.get_opt(&name).await {
                     Ok(Some(run)) => self.reread(&uid, &run),
