@@ -4,6 +4,7 @@
 //! controller's caches; only fetching a named strategy and the writes happen here.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
 use flotilla_api::updates::gate::{GateResourceStatus, GateState};
@@ -54,6 +55,7 @@ pub(crate) async fn reconcile(
     if !ready.await {
         return Ok(Requeue::await_change());
     }
+    let deciding = Instant::now();
     let now = ctx.clock.now();
     let name = run.name_any();
     // Where the last pass left the status (it may not be stored yet), or the run's as read.
@@ -100,6 +102,7 @@ pub(crate) async fn reconcile(
         };
         advance(&mut status, &obs)
     };
+    let decided_in = deciding.elapsed();
     // Several at a time: each create waits for its durable write, and concurrent ones share a
     // commit; the pass does not wait for its status write, so its creates are its pace.
     futures::stream::iter(outcome.actions)
@@ -110,7 +113,12 @@ pub(crate) async fn reconcile(
     if let Some(at) = outcome.recheck_at {
         ctx.deadlines.schedule(at, ObjectRef::from_obj(&*run));
     }
-    Ok(record(&ctx, &run, &before, stored, status))
+    let requeue = record(&ctx, &run, &before, stored, status);
+    // Rest as long as deciding took (the view of the fleet, the observations, the pass), so
+    // that passes over a large fleet take at most half of the hub's time from the upgrades
+    // they start, and more upgrades end between two passes. The run's next reconcile waits.
+    tokio::time::sleep(decided_in).await;
+    Ok(requeue)
 }
 
 /// Lays the run's strategy over the fleet while it has not started (fetching the strategy it

@@ -137,7 +137,8 @@ impl Statuses {
             match written {
                 Ok(version) => {
                     self.stored(&uid, number, version, new);
-                    tokio::time::sleep((started.elapsed() * REST_PER_WRITE).min(LONGEST_REST)).await;
+                    tokio::time::sleep((started.elapsed() * REST_PER_WRITE).min(LONGEST_REST))
+                        .await;
                 }
                 Err(kube::Error::Api(e)) if e.code == 409 => match api.get_opt(&name).await {
                     Ok(Some(run)) => self.reread(&uid, &run),
