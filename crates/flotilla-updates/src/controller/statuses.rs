@@ -63,6 +63,21 @@ struct Stored {
     written: Option<u64>,
 }
 
+impl Stored {
+    /// `run`'s status as read (from the cache, or afresh).
+    fn as_read(run: &UpdateRun) -> Stored {
+        Stored {
+            meta: run.metadata.clone(),
+            status: run
+                .status
+                .as_ref()
+                .and_then(|s| serde_json::to_value(s).ok())
+                .map(Arc::new),
+            written: None,
+        }
+    }
+}
+
 impl Statuses {
     /// The status the next pass over `run` starts from: the last one a pass reached, or the
     /// run's as read when the book does not hold it (then the cache is current).
@@ -91,15 +106,7 @@ impl Statuses {
             latest: latest.clone(),
             recorded: 0,
             writing: false,
-            stored: Stored {
-                meta: run.metadata.clone(),
-                status: run
-                    .status
-                    .as_ref()
-                    .and_then(|s| serde_json::to_value(s).ok())
-                    .map(Arc::new),
-                written: None,
-            },
+            stored: Stored::as_read(run),
         });
         entry.latest = latest;
         entry.recorded += 1;
@@ -175,15 +182,7 @@ impl Statuses {
     /// Takes `run`, read afresh after a conflict, as what is stored.
     fn reread(&self, uid: &str, run: &UpdateRun) {
         if let Some(entry) = self.runs.lock().expect("statuses lock").get_mut(uid) {
-            entry.stored = Stored {
-                meta: run.metadata.clone(),
-                status: run
-                    .status
-                    .as_ref()
-                    .and_then(|s| serde_json::to_value(s).ok())
-                    .map(Arc::new),
-                written: None,
-            };
+            entry.stored = Stored::as_read(run);
         }
     }
 
