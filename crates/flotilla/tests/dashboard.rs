@@ -164,7 +164,13 @@ fn an_admin_follows_a_staged_run_live_and_approves_it_with_kubectl() {
         "{}/ui/#/placements/crp-staged-update-sample",
         hub.server()
     ));
-    let clusters = browser.wait_for_text("table.clusters", "member-cluster-06", 30);
+    // The placement's own status may draw the rows before the scheduling decisions arrive
+    // (a verdict of Unknown until then): wait for every row's verdict.
+    let clusters = browser.wait_for("every cluster's scheduling verdict", 30, || {
+        browser
+            .text("table.clusters")
+            .filter(|t| t.contains("member-cluster-06") && !t.contains("Unknown"))
+    });
     assert!(clusters.contains("Selected"), "{clusters}");
     assert!(browser.text("main").unwrap().contains("test-namespace"));
     browser.screenshot("07-placement");
