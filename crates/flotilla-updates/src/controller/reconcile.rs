@@ -4,7 +4,7 @@
 //! controller's caches; only fetching a named strategy and the writes happen here.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use flotilla_api::cluster::member_cluster::MEMBER_NAMESPACE_PREFIX;
 use flotilla_api::updates::gate::{GateResourceStatus, GateState};
@@ -22,6 +22,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
+use super::statuses::Before;
 use super::{Context, ControllerError, MANAGER, caches_ready, observe};
 use crate::fleet::{FleetView, run_strategy, strategy_to_fetch};
 use crate::run::{Action, Observed, advance};
@@ -60,11 +61,13 @@ pub(crate) async fn reconcile(
     let name = run.name_any();
     // Where the last pass left the status (it may not be stored yet), or the run's as read.
     let (before, stored) = match ctx.statuses.before(&run) {
-        Some(latest) => (latest, true),
-        None => (
+        Before::Book(latest) => (latest, true),
+        Before::Cache => (
             Arc::new(run.status.clone().unwrap_or_default()),
             run.status.is_some(),
         ),
+        // The watch brings the status just stored soon, and with it another reconcile.
+        Before::Stale => return Ok(Requeue::requeue(Duration::from_millis(100))),
     };
     let mut status = (*before).clone();
     let (members, windows) = (ctx.members.state(), ctx.windows.state());

@@ -14,9 +14,10 @@
 //! The book, not the watch's cache, is the truth about a run's status while it holds the
 //! run: the next pass starts from the status the last one reached. The controller is the only
 //! writer of the status, so a write refused as a conflict (someone edited the spec, bumping
-//! the version) is sent again over the status as stored. An entry leaves the book once its
-//! status is stored and the cache shows that version, so the book holds only runs being
-//! written or just written.
+//! the version) is sent again over the status as stored. When its writer has stored the
+//! latest status, a run leaves the book, which keeps only the version written until the cache
+//! shows it: a pass over a run whose cache is older waits for it. So the book holds the
+//! statuses of runs being written, and a number for runs just written.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,20 +37,38 @@ const REST_PER_WRITE: u32 = 2;
 /// else than the status's size).
 const LONGEST_REST: Duration = Duration::from_millis(500);
 
-/// The statuses of runs not yet stored, or stored but not yet seen back in the cache.
+/// The statuses of runs not yet stored, and the versions of those stored but not yet seen
+/// back in the cache.
 #[derive(Default)]
 pub(crate) struct Statuses {
-    runs: Mutex<HashMap<String, Entry>>,
+    book: Mutex<Book>,
 }
 
-/// One run's page of the book.
+/// What [`Statuses`] keeps, by run uid.
+#[derive(Default)]
+struct Book {
+    /// Runs whose writer is storing their latest status.
+    runs: HashMap<String, Entry>,
+    /// The version each finished writer stored, until the cache shows it.
+    written: HashMap<String, u64>,
+}
+
+/// Where the next pass over a run starts.
+pub(crate) enum Before {
+    /// From the status the last pass reached, not stored yet.
+    Book(Arc<UpdateRunStatus>),
+    /// From the run as cached, which shows the last status stored.
+    Cache,
+    /// Nowhere yet: the cache does not show the last status stored.
+    Stale,
+}
+
+/// A run being written.
 struct Entry {
     /// The latest status a pass reached.
     latest: Arc<UpdateRunStatus>,
     /// How many statuses have been recorded: the number of `latest`.
     recorded: u64,
-    /// Whether a writer is storing it (or a later one).
-    writing: bool,
     /// What is stored, as far as the writer knows: the version and the status at it.
     stored: Stored,
 }
@@ -79,17 +98,21 @@ impl Stored {
 }
 
 impl Statuses {
-    /// The status the next pass over `run` starts from: the last one a pass reached, or the
-    /// run's as read when the book does not hold it (then the cache is current).
-    pub(crate) fn before(&self, run: &UpdateRun) -> Option<Arc<UpdateRunStatus>> {
-        let mut runs = self.runs.lock().expect("statuses lock");
-        let uid = run.metadata.uid.clone().unwrap_or_default();
-        let entry = runs.get(&uid)?;
-        if entry.writing || !caught_up(run, &entry.stored) {
-            return Some(entry.latest.clone());
+    /// Where the next pass over `run` (as cached) starts.
+    pub(crate) fn before(&self, run: &UpdateRun) -> Before {
+        let mut book = self.book.lock().expect("statuses lock");
+        let uid = run.metadata.uid.as_deref().unwrap_or_default();
+        if let Some(entry) = book.runs.get(uid) {
+            return Before::Book(entry.latest.clone());
         }
-        runs.remove(&uid);
-        None
+        match book.written.get(uid) {
+            Some(&stored) if version(&run.metadata) < stored => Before::Stale,
+            Some(_) => {
+                book.written.remove(uid);
+                Before::Cache
+            }
+            None => Before::Cache,
+        }
     }
 
     /// Records `status`, reached by a pass over `run`, and makes sure a writer stores it.
@@ -101,26 +124,28 @@ impl Statuses {
     ) {
         let uid = run.metadata.uid.clone().unwrap_or_default();
         let latest = Arc::new(status);
-        let mut runs = self.runs.lock().expect("statuses lock");
-        let entry = runs.entry(uid.clone()).or_insert_with(|| Entry {
-            latest: latest.clone(),
-            recorded: 0,
-            writing: false,
-            stored: Stored::as_read(run),
-        });
-        entry.latest = latest;
-        entry.recorded += 1;
-        if !entry.writing {
-            entry.writing = true;
-            let api = Api::<UpdateRun>::all(client.clone());
-            tokio::spawn(self.clone().write(api, uid));
+        let mut book = self.book.lock().expect("statuses lock");
+        if let Some(entry) = book.runs.get_mut(&uid) {
+            entry.latest = latest;
+            entry.recorded += 1;
+            return;
         }
+        book.written.remove(&uid);
+        book.runs.insert(
+            uid.clone(),
+            Entry {
+                latest,
+                recorded: 1,
+                stored: Stored::as_read(run),
+            },
+        );
+        let api = Api::<UpdateRun>::all(client.clone());
+        tokio::spawn(self.clone().write(api, uid));
     }
 
     /// Forgets `run` (deleted).
     pub(crate) fn forget(&self, run: &UpdateRun) {
-        let uid = run.metadata.uid.as_deref().unwrap_or_default();
-        self.runs.lock().expect("statuses lock").remove(uid);
+        self.done(run.metadata.uid.as_deref().unwrap_or_default());
     }
 
     /// The writer of run `uid`: stores its latest status until what is stored is the latest.
@@ -161,10 +186,12 @@ impl Statuses {
     /// What run `uid`'s writer stores next, or `None` (and the writer ends) when what is
     /// stored is the latest status.
     fn next(&self, uid: &str) -> Option<(Arc<UpdateRunStatus>, u64, Stored)> {
-        let mut runs = self.runs.lock().expect("statuses lock");
-        let entry = runs.get_mut(uid)?;
+        let mut book = self.book.lock().expect("statuses lock");
+        let entry = book.runs.get(uid)?;
         if entry.stored.written == Some(entry.recorded) {
-            entry.writing = false;
+            let stored = version(&entry.stored.meta);
+            book.runs.remove(uid);
+            book.written.insert(uid.to_owned(), stored);
             return None;
         }
         Some((entry.latest.clone(), entry.recorded, entry.stored.clone()))
@@ -172,7 +199,7 @@ impl Statuses {
 
     /// Notes that recorded status `number`, `value`, is stored at `version`.
     fn stored(&self, uid: &str, number: u64, version: Option<String>, value: Value) {
-        if let Some(entry) = self.runs.lock().expect("statuses lock").get_mut(uid) {
+        if let Some(entry) = self.book.lock().expect("statuses lock").runs.get_mut(uid) {
             entry.stored.meta.resource_version = version;
             entry.stored.status = Some(Arc::new(value));
             entry.stored.written = Some(number);
@@ -181,20 +208,17 @@ impl Statuses {
 
     /// Takes `run`, read afresh after a conflict, as what is stored.
     fn reread(&self, uid: &str, run: &UpdateRun) {
-        if let Some(entry) = self.runs.lock().expect("statuses lock").get_mut(uid) {
+        if let Some(entry) = self.book.lock().expect("statuses lock").runs.get_mut(uid) {
             entry.stored = Stored::as_read(run);
         }
     }
 
     /// Ends run `uid`'s writer for good (the run is gone, or its status cannot be written).
     fn done(&self, uid: &str) {
-        self.runs.lock().expect("statuses lock").remove(uid);
+        let mut book = self.book.lock().expect("statuses lock");
+        book.runs.remove(uid);
+        book.written.remove(uid);
     }
-}
-
-/// Whether `run`, as the cache has it, shows the version `stored` was written at (or later).
-fn caught_up(run: &UpdateRun, stored: &Stored) -> bool {
-    stored.written.is_some() && version(&run.metadata) >= version(&stored.meta)
 }
 
 /// An object's resourceVersion as a number.
@@ -268,17 +292,27 @@ mod tests {
         // Passes that go faster than the writes: the last status is the one stored.
         for n in 1..=20 {
             book.record(&client, &read, numbered(n));
-            assert_eq!(
-                book.before(&read).as_deref(),
-                Some(&numbered(n)),
+            assert!(
+                matches!(book.before(&read), Before::Book(s) if *s == numbered(n)),
                 "the next pass starts where the last one ended, stored or not"
             );
         }
         let caught_up = stored(&api, &numbered(20)).await;
+        for _ in 0..500 {
+            if book.book.lock().expect("lock").runs.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert!(
-            book.before(&caught_up).is_none(),
-            "once the cache shows the stored version, the book lets the run go"
+            matches!(book.before(&read), Before::Stale),
+            "a pass over a cache older than the status stored waits"
         );
+        assert!(
+            matches!(book.before(&caught_up), Before::Cache),
+            "once the cache shows the stored version, the run leaves the book"
+        );
+        assert!(book.book.lock().expect("lock").written.is_empty());
 
         // Someone edits the spec: the writer's next write is refused as a conflict and sent
         // again over the status as stored, keeping the edit.
@@ -305,7 +339,8 @@ mod tests {
             .expect("delete");
         book.record(&client, &run, numbered(22));
         for _ in 0..500 {
-            if book.runs.lock().expect("lock").is_empty() {
+            if book.book.lock().expect("lock").runs.is_empty() {
+                assert!(book.book.lock().expect("lock").written.is_empty());
                 return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
