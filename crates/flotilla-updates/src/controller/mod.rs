@@ -44,9 +44,6 @@ pub enum ControllerError {
     /// The hub refused or failed a request.
     #[error(transparent)]
     Api(#[from] kube::Error),
-    /// An object could not be (de)serialized.
-    #[error(transparent)]
-    Json(#[from] serde_json::Error),
 }
 
 /// What every reconcile shares: the client, the clock, and caches of what passes read.
