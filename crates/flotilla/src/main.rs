@@ -9,6 +9,7 @@
 mod approve;
 mod bench;
 mod client_certs;
+mod coalesced_writes;
 mod controllers;
 mod dashboard;
 mod fleet_runner;

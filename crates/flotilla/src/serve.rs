@@ -13,6 +13,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use crate::coalesced_writes::Coalesced;
 use crate::tls::ServerTls;
 
 /// How long a TLS handshake, or a request's headers, may take.
@@ -66,7 +67,7 @@ pub async fn serve_tls(listener: TcpListener, tls: ServerTls, router: axum::Rout
                 .timer(TokioTimer::new())
                 .header_read_timeout(HANDSHAKE_TIMEOUT);
             if let Err(e) = builder
-                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .serve_connection_with_upgrades(TokioIo::new(Coalesced::new(stream)), service)
                 .await
             {
                 tracing::debug!(%peer, error = %e, "connection ended with error");
