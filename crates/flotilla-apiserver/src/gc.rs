@@ -86,10 +86,19 @@ struct Node {
 }
 
 /// The ownership graph: pure bookkeeping, no I/O.
+///
+/// Most objects have no owners and are not being deleted: no decision can concern them, and
+/// they matter only as possible owners. They are kept as bare uids in `plain`, which costs one
+/// set entry per object instead of a node, two key copies and two map entries; the uid of a
+/// deleted one comes from the delete event's last value.
 #[derive(Debug, Default)]
 pub struct Graph {
+    /// Objects with owners, or being deleted, by uid.
     nodes: HashMap<String, Node>,
+    /// Uids of every other object.
+    plain: HashSet<String>,
     dependents: HashMap<String, HashSet<String>>,
+    /// The uid stored under each key of `nodes`.
     uid_by_key: HashMap<String, String>,
 }
 
@@ -149,8 +158,8 @@ impl Graph {
         {
             dirty.extend(self.remove_uid(&old_uid));
         }
-        if let Some(prev) = self.nodes.get(&uid) {
-            for o in prev.owners.clone() {
+        if let Some(prev) = self.nodes.remove(&uid) {
+            for o in prev.owners {
                 if let Some(d) = self.dependents.get_mut(&o) {
                     d.remove(&uid);
                 }
@@ -160,6 +169,12 @@ impl Graph {
                 }
             }
         }
+        if owners.is_empty() && !deleting {
+            self.uid_by_key.remove(key);
+            self.plain.insert(uid);
+            return dirty;
+        }
+        self.plain.remove(&uid);
         for o in &owners {
             self.dependents
                 .entry(o.clone())
@@ -178,30 +193,38 @@ impl Graph {
         dirty
     }
 
-    /// Forgets the object stored at `key`; returns uids that need a decision.
-    pub fn remove_key(&mut self, key: &str) -> Vec<String> {
-        match self.uid_by_key.remove(key) {
-            Some(uid) => self.remove_uid(&uid),
-            None => vec![],
+    /// Forgets the object deleted from `key`, whose last value had `uid` (`None` if it had
+    /// none); returns uids that need a decision.
+    pub fn remove_key(&mut self, key: &str, uid: Option<&str>) -> Vec<String> {
+        match (self.uid_by_key.remove(key), uid) {
+            (Some(tracked), _) => self.remove_uid(&tracked),
+            (None, Some(uid)) => self.remove_uid(uid),
+            (None, None) => vec![],
         }
     }
 
     fn remove_uid(&mut self, uid: &str) -> Vec<String> {
-        let Some(node) = self.nodes.remove(uid) else {
+        let node = self.nodes.remove(uid);
+        if node.is_none() && !self.plain.remove(uid) {
             return vec![];
-        };
+        }
         let mut dirty: Vec<String> = self
             .dependents
             .get(uid)
             .map(|d| d.iter().cloned().collect())
             .unwrap_or_default();
-        for o in &node.owners {
+        for o in node.iter().flat_map(|node| &node.owners) {
             if let Some(d) = self.dependents.get_mut(o) {
                 d.remove(uid);
             }
             dirty.push(o.clone());
         }
         dirty
+    }
+
+    /// Whether an object with this uid exists.
+    fn exists(&self, uid: &str) -> bool {
+        self.nodes.contains_key(uid) || self.plain.contains(uid)
     }
 
     fn live_dependents(&self, uid: &str) -> Vec<String> {
@@ -259,7 +282,7 @@ impl Graph {
             let absent: Vec<String> = node
                 .owners
                 .iter()
-                .filter(|o| !self.nodes.contains_key(*o))
+                .filter(|o| !self.exists(o))
                 .cloned()
                 .collect();
             if absent.len() == node.owners.len() {
@@ -325,7 +348,11 @@ async fn run_once(engine: &Engine) -> Result<(), crate::status::ApiError> {
                         dirty.extend(graph.upsert(&event.kv.key, meta));
                     }
                 }
-                EventKind::Delete => dirty.extend(graph.remove_key(&event.kv.key)),
+                EventKind::Delete => {
+                    let last = Meta::from_stored(&event.kv.value);
+                    let uid = last.as_ref().map(|meta| meta.uid.as_str());
+                    dirty.extend(graph.remove_key(&event.kv.key, uid));
+                }
             }
         }
     }
@@ -454,7 +481,7 @@ mod tests {
             obj("s", &["o", "o2"], false, &[]),
         );
         assert!(g.decide("d").is_empty());
-        let dirty = g.remove_key("/registry/core/configmaps/ns/owner");
+        let dirty = g.remove_key("/registry/core/configmaps/ns/owner", Some("o"));
         assert!(dirty.contains(&"d".to_string()) && dirty.contains(&"s".to_string()));
         assert_eq!(
             g.decide("d"),
@@ -469,6 +496,48 @@ mod tests {
                 uid: "s".into(),
                 owners: vec!["o".into()]
             }]
+        );
+    }
+
+    #[test]
+    fn objects_without_owners_are_kept_as_bare_uids_until_they_gain_owners_or_a_deletion() {
+        let mut g = Graph::default();
+        let key = "/registry/core/configmaps/ns/cm";
+        g.upsert(key, obj("c", &[], false, &[]));
+        g.upsert("/registry/core/configmaps/ns/o", obj("o", &[], false, &[]));
+        assert!(g.nodes.is_empty() && g.uid_by_key.is_empty());
+        assert!(g.exists("c") && g.exists("o"));
+
+        // Gaining an owner makes it a node; losing it again marks the owner for a decision.
+        assert_eq!(
+            g.upsert(key, obj("c", &["o"], false, &[])),
+            vec!["c".to_string()]
+        );
+        assert!(g.nodes.contains_key("c") && !g.plain.contains("c"));
+        assert_eq!(
+            g.upsert(key, obj("c", &[], false, &[])),
+            vec!["o".to_string()]
+        );
+        assert!(g.nodes.is_empty() && g.uid_by_key.is_empty() && g.exists("c"));
+
+        // Being deleted (a finalizer to wait on) makes it a node even without owners.
+        g.upsert(key, obj("c", &[], true, &[FOREGROUND_FINALIZER]));
+        assert!(g.nodes.contains_key("c") && !g.plain.contains("c"));
+        assert_eq!(
+            g.decide("c"),
+            vec![Action::RemoveFinalizer {
+                uid: "c".into(),
+                finalizer: FOREGROUND_FINALIZER
+            }]
+        );
+
+        // Deleting either kind forgets it.
+        g.remove_key(key, Some("c"));
+        g.remove_key("/registry/core/configmaps/ns/o", Some("o"));
+        assert!(!g.exists("c") && !g.exists("o") && g.nodes.is_empty() && g.plain.is_empty());
+        assert!(
+            g.remove_key("/registry/core/configmaps/ns/gone", None)
+                .is_empty()
         );
     }
 
@@ -490,7 +559,7 @@ mod tests {
                 propagation: "Foreground"
             }]
         );
-        g.remove_key("/registry/core/configmaps/ns/dep");
+        g.remove_key("/registry/core/configmaps/ns/dep", Some("d"));
         assert_eq!(
             g.decide("o"),
             vec![Action::RemoveFinalizer {
