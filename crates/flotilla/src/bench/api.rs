@@ -23,7 +23,7 @@ use super::watch;
 const CREATE_NS: &str = "bench-create";
 /// Namespace holding the objects listed.
 const LIST_NS: &str = "bench-list";
-/// HTTPS creates must reach at least etcd's raw put throughput.
+/// HTTPS/2 creates (kubectl's path) must reach at least etcd's raw put throughput.
 const CREATE_TARGET_RATIO: f64 = 1.0;
 /// Single GETs measured through the gate and without it, each.
 const GET_SAMPLES: usize = 2000;
@@ -98,7 +98,8 @@ pub async fn run_once(
             value: creates,
             unit: "creates/s",
             etcd,
-            target: Target::EtcdRatioAtLeast(CREATE_TARGET_RATIO),
+            // For information: the target is kubectl's path, HTTP/2 (the row above).
+            target: Target::None,
         },
         Row {
             figure: format!(
