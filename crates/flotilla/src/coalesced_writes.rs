@@ -8,8 +8,9 @@
 //! client. Go's HTTP/2 server avoids the same cost by flushing only when its write queue is
 //! empty. [`Coalesced`] gets there from below: the first flush of a round of writes steps aside
 //! for one turn (it wakes its own task and returns `Pending`), the handlers that are already
-//! runnable add their frames, and the next flush sends them all. A lone request waits one turn
-//! of the scheduler, a few microseconds; nothing waits for a timer.
+//! runnable add their frames, and the next flush sends them all — or steps aside once more if
+//! that turn brought more, up to [`MAX_TURNS`]. A lone request waits one turn of the scheduler,
+//! a few microseconds; nothing waits for a timer.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -21,6 +22,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// (after what is buffered), so large bodies are not copied and the buffer stays small.
 const WRITE_THROUGH: usize = 64 * 1024;
 
+/// Most scheduler turns one flush steps aside for, while each brings more responses.
+const MAX_TURNS: u32 = 4;
+
 /// A stream whose writes are buffered until a flush, and whose flushes wait one turn of the
 /// scheduler before sending (see the module documentation).
 #[derive(Debug)]
@@ -29,8 +33,10 @@ pub struct Coalesced<T> {
     buffer: Vec<u8>,
     /// Bytes at the front of `buffer` already handed to `inner`.
     sent: usize,
-    /// Whether the flush in progress has already stepped aside once.
-    yielded: bool,
+    /// Turns the flush in progress has stepped aside for so far, and how much was buffered at
+    /// the last of them.
+    turns: u32,
+    buffered_at_turn: usize,
 }
 
 impl<T> Coalesced<T> {
@@ -40,7 +46,8 @@ impl<T> Coalesced<T> {
             inner,
             buffer: Vec::new(),
             sent: 0,
-            yielded: false,
+            turns: 0,
+            buffered_at_turn: 0,
         }
     }
 
@@ -107,16 +114,18 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.buffered() > 0 {
-            if !this.yielded {
-                // Step aside for one turn: runnable handlers add their responses meanwhile.
-                this.yielded = true;
+        let buffered = this.buffered();
+        if buffered > 0 {
+            // Step aside for a turn, and for another while the last one brought more to send.
+            if this.turns == 0 || (this.turns < MAX_TURNS && buffered > this.buffered_at_turn) {
+                this.turns += 1;
+                this.buffered_at_turn = buffered;
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
             ready!(this.drain(cx))?;
         }
-        this.yielded = false;
+        this.turns = 0;
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 
@@ -203,6 +212,34 @@ mod tests {
             "one write carries them all"
         );
         assert_eq!(read_exactly(&mut far, 18).await, b"one two three four");
+    }
+
+    #[tokio::test]
+    async fn a_flush_steps_aside_again_only_while_more_arrives_and_at_most_max_turns() {
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+
+        // Nothing new during the turn: the second poll sends.
+        let (mut stream, _far, writes) = counted();
+        stream.write_all(b"a").await.unwrap();
+        assert!(Pin::new(&mut stream).poll_flush(&mut cx).is_pending());
+        assert!(Pin::new(&mut stream).poll_flush(&mut cx).is_ready());
+        assert_eq!(writes.load(Ordering::Relaxed), 1);
+
+        // More in every turn: it waits MAX_TURNS turns, then sends everything in one write.
+        let (mut stream, mut far, writes) = counted();
+        let mut pending = 0;
+        loop {
+            stream.write_all(b"x").await.unwrap();
+            match Pin::new(&mut stream).poll_flush(&mut cx) {
+                Poll::Pending => pending += 1,
+                Poll::Ready(done) => break done.unwrap(),
+            }
+        }
+        assert_eq!(pending, MAX_TURNS);
+        assert_eq!(writes.load(Ordering::Relaxed), 1);
+        let sent = MAX_TURNS as usize + 1;
+        assert_eq!(read_exactly(&mut far, sent).await, vec![b'x'; sent]);
     }
 
     #[tokio::test]
