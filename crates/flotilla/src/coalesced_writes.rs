@@ -1,4 +1,4 @@
-//! A connection's writes gathered across one turn of the scheduler, so that the responses of
+//! A connection's writes gathered across turns of the scheduler, so that the responses of
 //! many concurrent requests leave in one TLS record and one `writev` instead of one each.
 //!
 //! hyper's HTTP/2 server writes and flushes whatever frames are ready each time its connection
@@ -25,8 +25,8 @@ const WRITE_THROUGH: usize = 64 * 1024;
 /// Most scheduler turns one flush steps aside for, while each brings more responses.
 const MAX_TURNS: u32 = 4;
 
-/// A stream whose writes are buffered until a flush, and whose flushes wait one turn of the
-/// scheduler before sending (see the module documentation).
+/// A stream whose writes are buffered until a flush, and whose flushes wait a turn of the
+/// scheduler (more while each turn brings more) before sending (see the module documentation).
 #[derive(Debug)]
 pub struct Coalesced<T> {
     inner: T,
