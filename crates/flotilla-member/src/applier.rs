@@ -23,12 +23,14 @@
 //! removes the objects it owns first); once it is gone, the finalizer comes off.
 //!
 //! The Work watch only wakes the controller for spec changes and deletion (not for the status
-//! it writes itself); the member's AppliedWorks are watched too, so an AppliedWork deleted on
-//! the member is recreated, and a Work's deletion finishes as soon as its AppliedWork is gone.
-//! So are the status of the member's Deployments, StatefulSets and DaemonSets
-//! ([`pace::WATCHED_WORKLOADS`]): a workload a Work placed becoming available brings the
-//! Work's check at once, instead of a poll every second while its pods start, which at
-//! thousands of members was most of the applier's load.
+//! it writes itself). The member's AppliedWorks are watched for their deletion only (not for
+//! the records the applier writes itself), so an AppliedWork deleted on the member is
+//! recreated, and a Work's deletion finishes as soon as its AppliedWork is gone. The member's
+//! Deployments, StatefulSets and DaemonSets ([`pace::WATCHED_WORKLOADS`]) are watched for
+//! flips of their availability ([`AvailabilityFlips`]): a workload a Work placed becoming
+//! available brings the Work's check at once, instead of a poll every second while its pods
+//! start, or a check for every step of their start; either was most of the applier's load at
+//! thousands of members.
 
 mod applied_work;
 mod process;
@@ -56,12 +58,14 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use crate::membership::member_namespace;
+use crate::work::flips::AvailabilityFlips;
 use crate::work::identifier;
 use crate::work::manifest::FIELD_MANAGER;
 use crate::work::merge::MemberPatch;
 use crate::work::pace::{self, Pace};
 use crate::work::{
-    AppliedWorkOwner, ManifestResult, Strategy, applied_resources, plan, work_status,
+    AppliedWorkOwner, Availability, ManifestResult, Strategy, applied_resources, availability,
+    plan, work_status,
 };
 use flotilla_apiserver::finalizer;
 
@@ -153,7 +157,6 @@ impl Applier {
             .reflect(writer)
             .applied_objects()
             .predicate_filter(spec_or_deletion, Default::default());
-        let applied_works: Api<AppliedWork> = Api::all(self.member.clone());
         let member = self.member.clone();
         let work_namespace = namespace.clone();
         let namespace_of_works = namespace.clone();
@@ -166,20 +169,20 @@ impl Applier {
             tracked: Mutex::default(),
         });
         Controller::for_stream(triggers, reader)
-            .watches(applied_works, watcher::Config::default(), move |aw| {
+            .watches_stream(applied_work_deletions(&member), move |aw| {
                 (aw.spec.work_namespace == work_namespace)
                     .then(|| ObjectRef::new(&aw.spec.work_name).within(&work_namespace))
             })
             .watches_stream(
-                status_changes(&member, |d: &Deployment| d.status.as_ref()),
+                availability_flips::<Deployment>(&member),
                 placed_by(namespace_of_works.clone()),
             )
             .watches_stream(
-                status_changes(&member, |s: &StatefulSet| s.status.as_ref()),
+                availability_flips::<StatefulSet>(&member),
                 placed_by(namespace_of_works.clone()),
             )
             .watches_stream(
-                status_changes(&member, |d: &DaemonSet| d.status.as_ref()),
+                availability_flips::<DaemonSet>(&member),
                 placed_by(namespace_of_works),
             )
             .reconcile_on(due)
@@ -193,33 +196,73 @@ impl Applier {
     }
 }
 
-/// The changes to the status of the member's objects of kind `K` (one of
-/// [`pace::WATCHED_WORKLOADS`]), `status` reading it: a workload placed by a Work becoming
-/// available, or failing, brings the Work's next check at once.
-fn status_changes<K, S>(
+/// The member's AppliedWorks being deleted or gone: an AppliedWork deleted on the member is
+/// recreated, and a deleted Work lets go once its AppliedWork is gone. Their other changes
+/// are the applier's own records and wake nothing.
+fn applied_work_deletions(
     member: &Client,
-    status: fn(&K) -> Option<&S>,
+) -> impl futures::Stream<Item = Result<AppliedWork, watcher::Error>> + Send + 'static {
+    watcher(
+        Api::<AppliedWork>::all(member.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .filter_map(|event| {
+        futures::future::ready(match event {
+            Ok(watcher::Event::Delete(aw)) => Some(Ok(aw)),
+            Ok(watcher::Event::Apply(aw) | watcher::Event::InitApply(aw))
+                if aw.metadata.deletion_timestamp.is_some() =>
+            {
+                Some(Ok(aw))
+            }
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+    })
+}
+
+/// The member's objects of kind `K` (one of [`pace::WATCHED_WORKLOADS`]) whose availability
+/// flipped ([`AvailabilityFlips`]): a workload placed by a Work becoming available, or no
+/// longer, brings the Work's next check at once.
+fn availability_flips<K>(
+    member: &Client,
 ) -> impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static
 where
     K: kube::Resource<DynamicType = ()>
         + Clone
+        + serde::Serialize
         + serde::de::DeserializeOwned
         + std::fmt::Debug
         + Send
         + 'static,
-    S: serde::Serialize + 'static,
 {
+    let mut flips = AvailabilityFlips::default();
     watcher(Api::<K>::all(member.clone()), watcher::Config::default())
         .default_backoff()
-        .applied_objects()
-        .predicate_filter(
-            move |object: &K| {
-                let mut hasher = DefaultHasher::new();
-                serde_json::to_vec(&status(object)).ok()?.hash(&mut hasher);
-                Some(hasher.finish())
-            },
-            Default::default(),
-        )
+        .filter_map(move |event| {
+            let flipped = match event {
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                    let available = serde_json::to_value(&object)
+                        .is_ok_and(|value| matches!(availability(&value), Availability::Available));
+                    let uid = object.meta().uid.as_deref().unwrap_or_default();
+                    flips.observe(uid, available).then_some(Ok(object))
+                }
+                Ok(watcher::Event::Delete(object)) => {
+                    flips.forget(object.meta().uid.as_deref().unwrap_or_default());
+                    None
+                }
+                Ok(watcher::Event::Init) => {
+                    flips.relist_started();
+                    None
+                }
+                Ok(watcher::Event::InitDone) => {
+                    flips.relist_done();
+                    None
+                }
+                Err(e) => Some(Err(e)),
+            };
+            futures::future::ready(flipped)
+        })
 }
 
 /// Maps a member object to the Work of hub namespace `namespace` that placed it: the Work

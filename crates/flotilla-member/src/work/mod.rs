@@ -17,12 +17,14 @@
 //!    status; [`status::applied_resources`] lists what the AppliedWork now records.
 //! 5. [`cleanup::stale`] names what the AppliedWork recorded that the Work no longer carries,
 //!    and [`cleanup::release`] says whether to delete each or only drop the owner reference.
-//! 6. [`pace::Pace`] and [`pace::next_check`] say when to look at the Work again.
+//! 6. [`pace::Pace`] and [`pace::next_check`] say when to look at the Work again, and
+//!    [`flips::AvailabilityFlips`] which changes of a watched workload call for a look.
 
 pub mod availability;
 pub mod cleanup;
 pub mod decide;
 pub mod drift;
+pub mod flips;
 pub mod identifier;
 pub mod manifest;
 pub mod merge;

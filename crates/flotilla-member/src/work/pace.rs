@@ -11,7 +11,8 @@
 //! availability, and so the whole rollout, seconds late. After those it backs off like any
 //! other. A Work waiting only for workloads whose status the applier watches on the member
 //! ([`WATCHED_WORKLOADS`]: a Deployment's pods starting) needs no prompt checks: the
-//! workload's status change brings the next check, and the clock only backs that up.
+//! workload becoming available brings the next check ([`super::flips`]), and the clock only
+//! backs that up, from [`WORKLOAD_BACKSTOP`].
 
 use flotilla_api::conditions::is_true;
 use flotilla_api::placement::work::WorkStatus;
@@ -32,6 +33,10 @@ pub const STEADY: SignedDuration = SignedDuration::from_secs(60);
 /// The first quick check after a Work is found unsettled.
 pub const FIRST_RETRY: SignedDuration = SignedDuration::from_secs(1);
 
+/// The first check of a Work awaiting only watched workloads, backing up their watch;
+/// doubling, up to [`STEADY`], after that.
+pub const WORKLOAD_BACKSTOP: SignedDuration = SignedDuration::from_secs(10);
+
 /// How many checks, [`FIRST_RETRY`] apart, a Work waiting for availability gets before it
 /// backs off.
 pub const PROMPT_CHECKS: u32 = 10;
@@ -44,7 +49,8 @@ pub enum Progress {
     /// Applied; some of its resources, not all of them watched workloads, are not available
     /// yet.
     Progressing,
-    /// Applied; only watched workloads ([`WATCHED_WORKLOADS`]) are not available yet.
+    /// Applied; only watched workloads ([`WATCHED_WORKLOADS`]) are not available yet: their
+    /// watch brings the next check.
     AwaitingWorkloads,
     /// Not applied (or not reported): something failed or is still to be done.
     Unsettled,
@@ -71,6 +77,9 @@ impl Pace {
                 Pace::Prompt(n + 1)
             }
             (Progress::Progressing, Some(Pace::Steady) | None) => Pace::Prompt(1),
+            (Progress::AwaitingWorkloads, Some(Pace::Prompt(_) | Pace::Steady) | None) => {
+                Pace::Retrying(WORKLOAD_BACKSTOP)
+            }
             (_, Some(Pace::Retrying(delay))) => {
                 Pace::Retrying(delay.checked_mul(2).unwrap_or(STEADY).min(STEADY))
             }
@@ -219,9 +228,14 @@ mod tests {
     }
 
     #[test]
-    fn a_work_awaiting_only_watched_workloads_backs_off_at_once() {
-        let (delays, _) = delays(Progress::AwaitingWorkloads, 8);
-        assert_eq!(delays, vec![1, 2, 4, 8, 16, 32, 60, 60]);
+    fn a_work_awaiting_only_watched_workloads_leaves_it_to_their_watch() {
+        let (delays, _) = delays(Progress::AwaitingWorkloads, 5);
+        assert_eq!(delays, vec![10, 20, 40, 60, 60]);
+        // Still awaiting them after a failed check: the backoff goes on from where it was.
+        assert_eq!(
+            Pace::next(Some(Pace::Retrying(secs(2))), Progress::AwaitingWorkloads),
+            Pace::Retrying(secs(4))
+        );
     }
 
     #[test]
