@@ -144,6 +144,18 @@ impl ListFilter {
         self.labels.is_none() && self.fields.is_none()
     }
 
+    /// Whether only an object's identity is selected on: no label selector, and field
+    /// selectors on `metadata.name` and `metadata.namespace` alone (`kubectl get NAME -w`,
+    /// `kubectl wait`). Every version of an object then passes or fails alike, and its name
+    /// and namespace are all that must be read of it.
+    pub fn selects_by_identity(&self) -> bool {
+        self.labels.is_none()
+            && self
+                .fields
+                .as_ref()
+                .is_some_and(|f| f.fields().all(|field| COMMON_FIELDS.contains(&field)))
+    }
+
     /// Whether an object passes the selectors.
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(l) = &self.labels {

@@ -233,11 +233,16 @@ pub fn translate(
     filter: &ListFilter,
     event: &Event,
 ) -> ApiResult<Option<WatchEvent>> {
-    if filter.selects_everything()
+    let by_identity = filter.selects_by_identity();
+    if by_identity && !filter.matches(&identity(&event.kv.value)?) {
+        // Neither this version of the object nor any other is selected.
+        return Ok(None);
+    }
+    if (filter.selects_everything() || by_identity)
         && info.serves_storage_version()
         && let Some(json) = raw::splice_revision(&event.kv.value, event.kv.mod_revision)
     {
-        // Everything in the watched prefix is selected, before and after.
+        // The object is selected, before and after (its identity never changes).
         let event_type = match (event.kind, &event.prev) {
             (EventKind::Delete, _) => "DELETED",
             (EventKind::Put, None) => "ADDED",
@@ -250,10 +255,12 @@ pub fn translate(
     }
     let object = decode(info, &event.kv)?;
     let now_matches = filter.matches(&object);
-    // Without selectors the previous version matched if there was one: no need to decode it.
+    // Without selectors the previous version matched if there was one, and under selectors
+    // of identity alone it matched as this one does: no need to decode it.
     let before_matched = match &event.prev {
         None => false,
         Some(_) if filter.selects_everything() => true,
+        Some(_) if by_identity => now_matches,
         Some(kv) => filter.matches(&decode(info, kv)?),
     };
     let event_type = match event.kind {
@@ -270,6 +277,25 @@ pub fn translate(
         event_type,
         object: WatchObject::Parsed(object),
     }))
+}
+
+/// The name and namespace of a stored object, as `{"metadata": {…}}`, read without decoding
+/// the rest of it (a placement's status over 10,000 clusters is megabytes).
+fn identity(stored: &[u8]) -> ApiResult<Value> {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        metadata: Identity,
+    }
+    #[derive(serde::Deserialize, serde::Serialize)]
+    struct Identity {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+    }
+    let stored: Stored = serde_json::from_slice(stored)
+        .map_err(|e| ApiError::internal(format!("stored object is not readable: {e}")))?;
+    Ok(json!({"metadata": stored.metadata}))
 }
 
 /// One line of a JSON watch stream, `{"type":…,"object":…}`, around an object's JSON as is.
@@ -341,6 +367,50 @@ mod tests {
             .unwrap();
         assert_eq!(got.event_type, "MODIFIED");
         assert_eq!(got.object.into_value()["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn watches_of_one_name_read_only_its_identity() {
+        let info = configmaps();
+        let by_name = |selector: &str| {
+            let filter = ListFilter::parse(&info, None, Some(selector), None, None).unwrap();
+            assert!(filter.selects_by_identity(), "{selector}");
+            filter
+        };
+        // A stored previous version that is not even JSON shows it is never read.
+        let mut e = event(EventKind::Put, STORED, true);
+        e.prev.as_mut().unwrap().value = Bytes::from_static(b"not json");
+        for (selector, expected) in [
+            ("metadata.name=a", Some("MODIFIED")),
+            (
+                "metadata.name=a,metadata.namespace!=other",
+                Some("MODIFIED"),
+            ),
+            ("metadata.name=b", None),
+            ("metadata.name!=a", None),
+        ] {
+            let got = translate(&info, &by_name(selector), &e).unwrap();
+            assert_eq!(got.as_ref().map(|g| g.event_type), expected, "{selector}");
+            if let Some(got) = got {
+                assert!(matches!(got.object, WatchObject::Json(_)), "passed through");
+            }
+        }
+        for (kind, prev, expected) in [
+            (EventKind::Put, false, "ADDED"),
+            (EventKind::Delete, true, "DELETED"),
+        ] {
+            let got = translate(
+                &info,
+                &by_name("metadata.name=a"),
+                &event(kind, STORED, prev),
+            );
+            assert_eq!(got.unwrap().unwrap().event_type, expected);
+        }
+        // A label selector, or another field, still judges each version whole.
+        for (labels, fields) in [(Some("app=x"), Some("metadata.name=a")), (None, None)] {
+            let filter = ListFilter::parse(&info, labels, fields, None, None).unwrap();
+            assert!(!filter.selects_by_identity());
+        }
     }
 
     #[test]
