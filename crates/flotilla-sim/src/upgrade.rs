@@ -33,6 +33,7 @@ use flotilla_member::upgrade::{
 };
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use kube::core::PartialObjectMeta;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
@@ -93,8 +94,9 @@ impl Faults {
 
 /// Keeps each member's [`Faults`] (by member name) in line with the annotations of its
 /// MemberCluster on the hub, through one watch of all MemberClusters, until the watch ends.
+/// Only their metadata is read: every heartbeat of every member changes their status.
 pub async fn follow_annotations(hub: Client, faults: HashMap<String, Faults>) {
-    let api: Api<MemberCluster> = Api::all(hub);
+    let api: Api<PartialObjectMeta<MemberCluster>> = Api::all(hub);
     let mut events = Box::pin(watcher(api, watcher::Config::default()).default_backoff());
     while let Some(event) = events.next().await {
         match event {

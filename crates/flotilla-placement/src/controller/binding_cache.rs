@@ -13,12 +13,19 @@
 //! watch has reached revision R" means every binding write up to R is in the cache. Each family
 //! has its own cache over its own watch: a placement's writes go to bindings of its family
 //! only.
+//!
+//! The placement controller, the staged update run controller and the work generator share
+//! one watch and one cache per family ([`BindingCache::watch_shared`]): every binding event
+//! used to be decoded and stored three times over, and a large rollout writes every binding
+//! five times. Sharing also makes each controller wait for the others' binding writes, which
+//! is only more careful.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use flotilla_api::placement::ClusterResourceBinding;
+use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::{Stream, StreamExt};
 use kube::runtime::reflector::{self, Store, reflector};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -28,6 +35,14 @@ use super::family::PlacementFamily;
 use super::naming::PARENT_PLACEMENT_LABEL;
 use super::writes::{Written, revision};
 use crate::placement_key::PlacementKey;
+
+/// One controller's share of a family's binding watch ([`BindingCache::watch_shared`]).
+pub(crate) struct Subscription<F: PlacementFamily> {
+    /// The cache every subscriber shares.
+    pub cache: Arc<BindingCache<F>>,
+    /// The changed bindings, for this subscriber.
+    pub changes: UnboundedReceiver<Result<F::Binding, watcher::Error>>,
+}
 
 /// The bindings seen through the watch, and how far the watch has got.
 pub(crate) struct BindingCache<F: PlacementFamily> {
@@ -44,7 +59,7 @@ impl<F: PlacementFamily> BindingCache<F> {
     /// Starts watching every binding of the family; returns the cache and the stream of
     /// changed bindings (the placement controller's trigger). The cache is up to date with an
     /// event by the time the stream yields it, so a reconcile the event triggers sees it.
-    pub(crate) fn watch(
+    fn watch(
         client: Client,
     ) -> (
         Arc<Self>,
@@ -53,6 +68,48 @@ impl<F: PlacementFamily> BindingCache<F> {
         Self::reflect(
             watcher(Api::<F::Binding>::all(client), watcher::Config::default()).default_backoff(),
         )
+    }
+
+    /// Starts one watch of every binding of the family for `N` controllers: the cache they
+    /// share, and each controller's own stream of the changed bindings (as
+    /// [`BindingCache::watch`] yields them, copied to each). A failed watch is retried by the
+    /// watch itself; its errors are logged here, not passed on.
+    pub(crate) fn watch_shared<const N: usize>(client: Client) -> [Subscription<F>; N] {
+        let (cache, changes) = Self::watch(client);
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..N).map(|_| unbounded()).unzip();
+        tokio::spawn(async move {
+            let mut changes = std::pin::pin!(changes);
+            while let Some(change) = changes.next().await {
+                match change {
+                    Ok(binding) => {
+                        let mut listening = false;
+                        for sender in &senders {
+                            listening |= sender.unbounded_send(Ok(binding.clone())).is_ok();
+                        }
+                        if !listening {
+                            return;
+                        }
+                    }
+                    Err(e) => tracing::debug!(error = %e, "binding watch"),
+                }
+            }
+        });
+        let subscriptions: Vec<Subscription<F>> = receivers
+            .into_iter()
+            .map(|changes| Subscription {
+                cache: cache.clone(),
+                changes,
+            })
+            .collect();
+        subscriptions
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("exactly N subscriptions"))
+    }
+
+    /// The bindings as the shared watch has them, by name: the store a controller of
+    /// bindings looks its objects up in.
+    pub(crate) fn store(&self) -> Store<F::Binding> {
+        self.store.clone()
     }
 
     /// A cache over the watch `events`, and the stream of changed bindings they yield.

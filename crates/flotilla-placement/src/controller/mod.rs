@@ -44,6 +44,9 @@ use std::sync::Arc;
 use flotilla_apiserver::clock::Clock;
 use kube::Client;
 
+use binding_cache::BindingCache;
+use family::{ClusterFamily, NamespacedFamily};
+
 /// Field manager of the placement controllers' writes.
 pub(crate) const MANAGER: &str = "flotilla-placement";
 
@@ -83,11 +86,26 @@ impl ControllerError {
 
 /// Runs every placement controller against the hub until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+    // One binding watch per family, shared by the three controllers of bindings.
+    let [cluster_placements, cluster_works, cluster_runs] =
+        BindingCache::<ClusterFamily>::watch_shared(client.clone());
+    let [namespaced_placements, namespaced_works, namespaced_runs] =
+        BindingCache::<NamespacedFamily>::watch_shared(client.clone());
     tokio::join!(
-        placement::run(client.clone(), clock.clone()),
-        work_generator::run(client.clone(), clock.clone()),
+        placement::run(
+            client.clone(),
+            clock.clone(),
+            cluster_placements,
+            namespaced_placements
+        ),
+        work_generator::run(
+            client.clone(),
+            clock.clone(),
+            cluster_works,
+            namespaced_works
+        ),
         eviction::run(client.clone(), clock.clone()),
-        update_run::run(client.clone(), clock),
+        update_run::run(client.clone(), clock, cluster_runs, namespaced_runs),
         override_snapshots::run(client),
     );
 }

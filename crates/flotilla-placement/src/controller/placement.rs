@@ -17,7 +17,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
-use super::binding_cache::BindingCache;
+use super::binding_cache::{BindingCache, Subscription};
 use super::changes::{self, Families, Placements};
 use super::discovery::HubKinds;
 use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, object_ref};
@@ -48,7 +48,12 @@ struct Shared {
 }
 
 /// Runs the placement controllers of both families until the client's API goes away.
-pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+pub(crate) async fn run(
+    client: Client,
+    clock: Arc<dyn Clock>,
+    cluster_bindings: Subscription<ClusterFamily>,
+    namespaced_bindings: Subscription<NamespacedFamily>,
+) {
     let (clusters, cluster_writer) = reflector::store();
     let cluster_events = reflector(
         cluster_writer,
@@ -64,8 +69,10 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
         kinds: Arc::new(HubKinds::new(client.clone())),
         clusters,
     };
-    let (cluster_placements, cluster_requeue) = controller::<ClusterFamily>(&shared);
-    let (namespaced_placements, namespaced_requeue) = controller::<NamespacedFamily>(&shared);
+    let (cluster_placements, cluster_requeue) =
+        controller::<ClusterFamily>(&shared, cluster_bindings);
+    let (namespaced_placements, namespaced_requeue) =
+        controller::<NamespacedFamily>(&shared, namespaced_bindings);
     let families: Families = vec![cluster_requeue, namespaced_requeue];
     tokio::spawn(changes::watch_clusters(
         cluster_events,
@@ -79,6 +86,7 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
 /// The controller of family `F` (to run) and the handle that requeues its placements.
 fn controller<F: PlacementFamily>(
     shared: &Shared,
+    bindings: Subscription<F>,
 ) -> (BoxFuture<'static, ()>, Arc<dyn changes::Requeue>) {
     let client = &shared.client;
     let (deadlines, due) = Deadlines::new(shared.clock.clone());
@@ -92,7 +100,10 @@ fn controller<F: PlacementFamily>(
     )
     .touched_objects()
     .default_backoff();
-    let (bindings, binding_events) = BindingCache::<F>::watch(client.clone());
+    let Subscription {
+        cache: bindings,
+        changes: binding_events,
+    } = bindings;
     let ctx = Arc::new(Context::<F> {
         bindings,
         client: client.clone(),

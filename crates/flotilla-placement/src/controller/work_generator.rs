@@ -37,6 +37,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
+use super::binding_cache::Subscription;
 use super::desired_work::{Desired, ManifestCache, desired_work};
 use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, api_in};
 use super::naming::{BINDING_FINALIZER, PARENT_BINDING_LABEL, PARENT_NAMESPACE_LABEL};
@@ -59,7 +60,12 @@ struct Context {
 }
 
 /// Runs the work generator of both placement families until the client's API goes away.
-pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+pub(crate) async fn run(
+    client: Client,
+    clock: Arc<dyn Clock>,
+    cluster_bindings: Subscription<ClusterFamily>,
+    namespaced_bindings: Subscription<NamespacedFamily>,
+) {
     let (works, works_writer) = reflector::store();
     let ctx = Arc::new(Context {
         client: client.clone(),
@@ -72,8 +78,8 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (namespaced_tx, namespaced_works) = unbounded();
     tokio::spawn(route_works(client, works_writer, cluster_tx, namespaced_tx));
     tokio::join!(
-        run_family::<ClusterFamily>(ctx.clone(), cluster_works),
-        run_family::<NamespacedFamily>(ctx, namespaced_works),
+        run_family::<ClusterFamily>(ctx.clone(), cluster_works, cluster_bindings),
+        run_family::<NamespacedFamily>(ctx, namespaced_works, namespaced_bindings),
     );
 }
 
@@ -109,20 +115,17 @@ async fn route_works(
     }
 }
 
-/// Runs the work generator of family `F`, also reconciling the bindings `works` names.
+/// Runs the work generator of family `F` on its share of the family's binding watch, also
+/// reconciling the bindings `works` names.
 async fn run_family<F: PlacementFamily>(
     ctx: Arc<Context>,
     works: impl Stream<Item = ObjectRef<F::Binding>> + Send + 'static,
+    bindings: Subscription<F>,
 ) {
-    let (cache, writer) = reflector::store();
-    let bindings = watcher(
-        Api::<F::Binding>::all(ctx.client.clone()),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .applied_objects()
-    .predicate_filter(spec_or_lifecycle, Default::default());
+    let cache = bindings.cache.store();
+    let bindings = bindings
+        .changes
+        .predicate_filter(spec_or_lifecycle, Default::default());
     Controller::for_stream(bindings, cache)
         .reconcile_on(works)
         .run(reconcile::<F>, error_policy::<F>, ctx)

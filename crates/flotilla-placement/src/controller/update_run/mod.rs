@@ -23,7 +23,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
 
 use super::ControllerError;
-use super::binding_cache::BindingCache;
+use super::binding_cache::{BindingCache, Subscription};
 use super::family::{ClusterFamily, NamespacedFamily, PlacementFamily, UpdateRunFamily, key_of};
 use super::pacing::Pacing;
 use crate::placement_key::PlacementKey;
@@ -43,17 +43,29 @@ pub(crate) struct Context<F: UpdateRunFamily> {
 }
 
 /// Runs the staged update run controllers of both scopes until the client's API goes away.
-pub async fn run(client: Client, clock: Arc<dyn Clock>) {
+pub(crate) async fn run(
+    client: Client,
+    clock: Arc<dyn Clock>,
+    cluster_bindings: Subscription<ClusterFamily>,
+    namespaced_bindings: Subscription<NamespacedFamily>,
+) {
     tokio::join!(
-        run_family::<ClusterFamily>(client.clone(), clock.clone()),
-        run_family::<NamespacedFamily>(client, clock),
+        run_family::<ClusterFamily>(client.clone(), clock.clone(), cluster_bindings),
+        run_family::<NamespacedFamily>(client, clock, namespaced_bindings),
     );
 }
 
-/// Runs the controller of family `F`'s runs.
-async fn run_family<F: UpdateRunFamily>(client: Client, clock: Arc<dyn Clock>) {
+/// Runs the controller of family `F`'s runs, on its share of the family's binding watch.
+async fn run_family<F: UpdateRunFamily>(
+    client: Client,
+    clock: Arc<dyn Clock>,
+    bindings: Subscription<F>,
+) {
     let (deadlines, due) = Deadlines::new(clock.clone());
-    let (bindings, binding_events) = BindingCache::<F>::watch(client.clone());
+    let Subscription {
+        cache: bindings,
+        changes: binding_events,
+    } = bindings;
     let controller = Controller::new(
         Api::<F::Run>::all(client.clone()),
         watcher::Config::default(),
