@@ -1,8 +1,8 @@
 //! The cost of one status write as the fleet's controllers make them, the hub's most frequent
 //! request during a large placement (every member's binding gets five): a merge patch of a
-//! ClusterResourceBinding's status (six conditions, as a placed binding has) with the
-//! resourceVersion read, through the in-process client, on a memory store. One condition's
-//! message alternates, so every write really changes the object.
+//! ClusterResourceBinding's status (the five conditions a placed binding has) through the
+//! in-process client, on a memory store, request and answer included. The Available
+//! condition's message changes every time, so every write really changes the object.
 
 use std::sync::Arc;
 
@@ -22,19 +22,30 @@ fn condition(type_: &str, message: &str) -> Value {
            "observedGeneration": 1, "lastTransitionTime": "2026-11-23T02:47:40Z"})
 }
 
+/// The conditions of a placed binding before its Available one, as the controllers write them.
+const SETTLED: [(&str, &str); 4] = [
+    (
+        "RolloutStarted",
+        "Detected the new changes on the resources and started the rollout",
+    ),
+    (
+        "Overridden",
+        "No override rules are configured for the selected resources",
+    ),
+    (
+        "WorkSynchronized",
+        "All of the works are synchronized to the latest",
+    ),
+    ("Applied", "All corresponding work objects are applied"),
+];
+
 /// A placed binding's status, with `message` on its Available condition.
 fn status(message: &str) -> Value {
-    let conditions: Vec<Value> = [
-        "RolloutStarted",
-        "Overridden",
-        "WorkSynchronized",
-        "Applied",
-        "Available",
-    ]
-    .iter()
-    .map(|t| condition(t, "All corresponding work objects are applied"))
-    .chain([condition("Bound", message)])
-    .collect();
+    let conditions: Vec<Value> = SETTLED
+        .iter()
+        .map(|(type_, text)| condition(type_, text))
+        .chain([condition("Available", message)])
+        .collect();
     json!({"conditions": conditions})
 }
 
