@@ -286,16 +286,17 @@ fn identity(stored: &[u8]) -> ApiResult<Value> {
     struct Stored {
         metadata: Identity,
     }
-    #[derive(serde::Deserialize, serde::Serialize)]
+    #[derive(serde::Deserialize)]
     struct Identity {
-        #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         namespace: Option<String>,
     }
-    let stored: Stored = serde_json::from_slice(stored)
+    let Stored {
+        metadata: Identity { name, namespace },
+    } = serde_json::from_slice(stored)
         .map_err(|e| ApiError::internal(format!("stored object is not readable: {e}")))?;
-    Ok(json!({"metadata": stored.metadata}))
+    // An absent namespace is null, which field selectors read as unset, as they do absence.
+    Ok(json!({"metadata": {"name": name, "namespace": namespace}}))
 }
 
 /// One line of a JSON watch stream, `{"type":…,"object":…}`, around an object's JSON as is.

@@ -76,7 +76,15 @@ impl<F: PlacementFamily> BindingCache<F> {
     /// watch itself; its errors are logged here, not passed on.
     pub(crate) fn watch_shared<const N: usize>(client: Client) -> [Subscription<F>; N] {
         let (cache, changes) = Self::watch(client);
-        let (senders, receivers): (Vec<_>, Vec<_>) = (0..N).map(|_| unbounded()).unzip();
+        let mut senders = Vec::with_capacity(N);
+        let subscriptions = std::array::from_fn(|_| {
+            let (sender, changes) = unbounded();
+            senders.push(sender);
+            Subscription {
+                cache: cache.clone(),
+                changes,
+            }
+        });
         tokio::spawn(async move {
             let mut changes = std::pin::pin!(changes);
             while let Some(change) = changes.next().await {
@@ -94,16 +102,7 @@ impl<F: PlacementFamily> BindingCache<F> {
                 }
             }
         });
-        let subscriptions: Vec<Subscription<F>> = receivers
-            .into_iter()
-            .map(|changes| Subscription {
-                cache: cache.clone(),
-                changes,
-            })
-            .collect();
         subscriptions
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("exactly N subscriptions"))
     }
 
     /// The bindings as the shared watch has them, by name: the store a controller of
