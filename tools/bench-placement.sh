@@ -3,6 +3,9 @@
 # PickAll placement (examples/crp-app.yaml: a namespace with a Deployment and a ConfigMap) to
 # its ClusterResourcePlacementAvailable=True on N simulated members, the hub's write counters
 # (refused writes show as code 409) and the resident memory.
+# WAIT=S waits S seconds after the members joined before applying: the members heartbeat
+# together every 60 s from their join, so WAIT=15 puts the first heartbeat wave inside the
+# rollout instead of (often) after it.
 set -u
 source "$(dirname "$0")/lib/watch-column.sh"
 N=$1; D=/tmp/bench-place-$N; rm -rf $D; mkdir -p $D
@@ -14,6 +17,7 @@ export KUBECONFIG=$D/kubeconfig
 kubectl create namespace app >/dev/null
 kubectl create deployment web -n app --image=nginx --replicas=1 >/dev/null
 kubectl create configmap settings -n app --from-literal=greeting=hello >/dev/null
+sleep "${WAIT:-0}"
 start=$(date +%s.%N)
 kubectl apply -f "$(dirname "$0")/../examples/crp-app.yaml" >/dev/null
 # The AVAILABLE column, watched (tools/lib/watch-column.sh): the placement's status lists

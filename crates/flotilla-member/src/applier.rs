@@ -14,7 +14,9 @@
 //! 3. objects the AppliedWork recorded that the Work no longer carries are deleted, or only
 //!    disowned when others own them too ([`stale`]);
 //! 4. the AppliedWork's `appliedResources` and the Work's status are written, each only if it
-//!    changed;
+//!    changed; a first "applied, awaiting workloads" status is held back for a few seconds
+//!    ([`hold`]), so that when the workloads become available meanwhile one write reports
+//!    both;
 //! 5. the Work is looked at again on the injected clock as [`Pace`] says: quickly, backing
 //!    off, while it is not yet applied and available; every minute once it is, so drift made
 //!    on the member is noticed.
@@ -59,6 +61,7 @@ use tokio::task::JoinHandle;
 
 use crate::membership::member_namespace;
 use crate::work::flips::AvailabilityFlips;
+use crate::work::hold::{self, Report};
 use crate::work::identifier;
 use crate::work::manifest::FIELD_MANAGER;
 use crate::work::merge::MemberPatch;
@@ -129,6 +132,8 @@ struct Tracked {
     pace: Pace,
     /// When the check last scheduled is due.
     due: Timestamp,
+    /// When the hold of the Work's computed status ends, while one is held ([`hold`]).
+    held_until: Option<Timestamp>,
 }
 
 struct Context {
@@ -138,6 +143,17 @@ struct Context {
     clock: Arc<dyn Clock>,
     deadlines: Deadlines<ObjectRef<Work>>,
     tracked: Mutex<HashMap<String, Tracked>>,
+}
+
+impl Context {
+    /// How the checks of the Work `name` are tracked, if they are.
+    fn tracked(&self, name: &str) -> Option<Tracked> {
+        self.tracked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .copied()
+    }
 }
 
 impl Applier {
@@ -323,7 +339,7 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
         .map_err(ApplierError::Member)?;
     if recorded.metadata.deletion_timestamp.is_some() {
         // Deleted on the member: recreated once it is gone (its watch event wakes us).
-        check_again(work, ctx, pace::Progress::Unsettled);
+        check_again(work, ctx, pace::Progress::Unsettled, None);
         return Ok(Action::await_change());
     }
     let owner = AppliedWorkOwner {
@@ -364,12 +380,18 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
         &results,
         now,
     );
-    if status != before {
+    let held_until = ctx.tracked(&name).and_then(|t| t.held_until);
+    let report = hold::report(&before, &status, held_until, ctx.clock.now());
+    if report == Report::Write {
         write_status(&works, &name, &status)
             .await
             .map_err(ApplierError::Hub)?;
     }
-    check_again(work, ctx, pace::progress(&status));
+    let held_until = match report {
+        Report::HoldUntil(until) => Some(until),
+        Report::Write | Report::Unchanged => None,
+    };
+    check_again(work, ctx, pace::progress(&status), held_until);
     Ok(Action::await_change())
 }
 
@@ -402,7 +424,7 @@ async fn remove(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
     {
         // Still there: its deletion wakes us through the AppliedWork watch; the clock is the
         // backstop.
-        check_again(work, ctx, pace::Progress::Unsettled);
+        check_again(work, ctx, pace::Progress::Unsettled, None);
         return Ok(Action::await_change());
     }
     let works: Api<Work> = Api::namespaced(ctx.hub.clone(), &ctx.namespace);
@@ -420,15 +442,21 @@ async fn remove(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
 }
 
 /// Schedules the next check of `work` on the clock, at the pace its state calls for
-/// ([`pace::next_check`]).
-fn check_again(work: &Work, ctx: &Context, progress: pace::Progress) {
+/// ([`pace::next_check`]), and no later than the end of the hold of its status, if one is
+/// held.
+fn check_again(
+    work: &Work,
+    ctx: &Context,
+    progress: pace::Progress,
+    held_until: Option<Timestamp>,
+) {
     let now = ctx.clock.now();
     let generation = work.metadata.generation;
     let mut tracked = ctx.tracked.lock().unwrap_or_else(|e| e.into_inner());
     let previous = tracked.get(&work.name_any()).copied();
     let same_spec = previous.filter(|p| p.generation == generation);
     let pace = Pace::next(same_spec.map(|p| p.pace), progress);
-    let (due, new) = pace::next_check(previous.map(|p| p.due), now, pace);
+    let (due, new) = pace::next_check(previous.map(|p| p.due), now, pace, held_until);
     if new {
         ctx.deadlines.schedule(due, ObjectRef::from_obj(work));
     }
@@ -438,6 +466,7 @@ fn check_again(work: &Work, ctx: &Context, progress: pace::Progress) {
             generation,
             pace,
             due,
+            held_until,
         },
     );
 }

@@ -14,6 +14,7 @@ use flotilla_api::placement::{AppliedWork, Work};
 use flotilla_apiserver::registry::Registry;
 use flotilla_apiserver::{Clock, Hub, HubOptions, ManualClock};
 use flotilla_member::applier::{self, Applier};
+use flotilla_member::work::hold;
 use flotilla_member::{Agent, PriceSource, membership};
 use flotilla_sim::cluster::{SimCluster, SimOptions};
 use flotilla_sim::fleet::{MemberSpec, NodePoolSpec};
@@ -65,8 +66,18 @@ struct Fleet {
     member: Client,
 }
 
+/// How long the member's pods take to become ready, on its clock: longer than the applier
+/// holds a first "applied, awaiting workloads" status ([`hold::SETTLE`]), so that status is
+/// written before the pods are ready.
+const READINESS: Duration = Duration::from_secs(10);
+
 impl Fleet {
     async fn start() -> Fleet {
+        Fleet::start_with(READINESS).await
+    }
+
+    /// The fleet with a member whose pods become ready `readiness` after they start.
+    async fn start_with(readiness: Duration) -> Fleet {
         let clock = ManualClock::new("2026-03-01T10:00:00Z".parse().unwrap());
         let shared: Arc<dyn Clock> = Arc::new(clock.clone());
         let hub = Hub::start(
@@ -79,7 +90,7 @@ impl Fleet {
         .await
         .unwrap();
         let options = SimOptions {
-            readiness_delay: Duration::from_secs(5),
+            readiness_delay: readiness,
             job_duration: Duration::from_secs(10),
             clock: shared,
         };
@@ -98,7 +109,12 @@ impl Fleet {
 
     /// The fleet with the member's namespace on the hub and the applier running.
     async fn with_applier() -> (Fleet, applier::Running) {
-        let fleet = Fleet::start().await;
+        Fleet::with_applier_and_readiness(READINESS).await
+    }
+
+    /// [`Fleet::with_applier`], the member's pods becoming ready `readiness` after they start.
+    async fn with_applier_and_readiness(readiness: Duration) -> (Fleet, applier::Running) {
+        let fleet = Fleet::start_with(readiness).await;
         let namespaces: Api<Namespace> = Api::all(fleet.hub.clone());
         create(&namespaces, json!({"metadata": {"name": HUB_NAMESPACE}})).await;
         let running = Applier {
@@ -336,6 +352,18 @@ async fn a_work_is_applied_in_waves_and_becomes_available_once_its_pods_are_read
         )
         .await;
 
+    // Everything is applied, but with only the Deployment's pods to wait for, the status
+    // says so only when the hold ends (unless they are ready first: see
+    // `workloads_ready_within_the_hold_are_reported_in_one_status_write`).
+    eventually("everything recorded", || async {
+        let recorded = fleet.applied_works().get_opt("shop").await.unwrap()?;
+        (recorded.status?.applied_resources.len() == 3).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!history.any(|w| w.status.as_ref().is_some_and(|s| !s.conditions.is_empty())));
+    fleet.clock.advance(hold::SETTLE.unsigned_abs());
+
     // Applied without ever failing (a ConfigMap or Deployment created before its namespace
     // would have): the waves put the namespace first.
     let work = fleet
@@ -421,6 +449,30 @@ async fn a_work_is_applied_in_waves_and_becomes_available_once_its_pods_are_read
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workloads_ready_within_the_hold_are_reported_in_one_status_write() {
+    let (fleet, _applier) = Fleet::with_applier_and_readiness(Duration::from_secs(2)).await;
+    let history = History::start(fleet.works()).await;
+    fleet
+        .create_work(
+            "shop",
+            vec![namespace("shop"), deployment("shop", json!([]))],
+            Value::Null,
+        )
+        .await;
+    let work = fleet
+        .work_until_advancing("shop", "available", |w| has(w, "Available", "True"))
+        .await;
+    assert_eq!(
+        state(conditions(&work), "Applied"),
+        is("True", "AllManifestsApplied")
+    );
+    // The pods were ready before the hold ended: "applied, not yet available" was never
+    // written, only the status reporting both.
+    assert!(!history.any(|w| has(w, "Applied", "True") && !has(w, "Available", "True")));
+    assert!(history.any(|w| has(w, "Available", "True")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fields_dropped_from_the_manifest_go_and_fields_set_by_others_stay() {
     let (fleet, _applier) = Fleet::with_applier().await;
     let cms = fleet.config_maps("default");
@@ -447,7 +499,7 @@ async fn fields_dropped_from_the_manifest_go_and_fields_set_by_others_stay() {
         )
         .await;
     fleet
-        .work_until("shop", "applied", |w| has(w, "Applied", "True"))
+        .work_until_advancing("shop", "applied", |w| has(w, "Applied", "True"))
         .await;
 
     // Someone else adds to both objects on the member.
@@ -520,7 +572,7 @@ async fn fields_dropped_from_the_manifest_go_and_fields_set_by_others_stay() {
         Some("theirs")
     );
     let work = fleet
-        .work_until("shop", "the new generation applied", |w| {
+        .work_until_advancing("shop", "the new generation applied", |w| {
             conditions(w)
                 .iter()
                 .any(|c| c.type_ == "Applied" && c.observed_generation == Some(2))

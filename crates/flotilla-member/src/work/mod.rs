@@ -17,7 +17,9 @@
 //!    status; [`status::applied_resources`] lists what the AppliedWork now records.
 //! 5. [`cleanup::stale`] names what the AppliedWork recorded that the Work no longer carries,
 //!    and [`cleanup::release`] says whether to delete each or only drop the owner reference.
-//! 6. [`pace::Pace`] and [`pace::next_check`] say when to look at the Work again, and
+//! 6. [`hold::report`] says whether to write the new status now or hold a first "applied,
+//!    awaiting workloads" status briefly, in case one write can report availability too.
+//! 7. [`pace::Pace`] and [`pace::next_check`] say when to look at the Work again, and
 //!    [`flips::AvailabilityFlips`] which changes of a watched workload call for a look.
 
 pub mod availability;
@@ -25,6 +27,7 @@ pub mod cleanup;
 pub mod decide;
 pub mod drift;
 pub mod flips;
+pub mod hold;
 pub mod identifier;
 pub mod manifest;
 pub mod merge;

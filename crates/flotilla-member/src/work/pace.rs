@@ -97,12 +97,19 @@ impl Pace {
     }
 }
 
-/// When the next check of a Work is due at `pace`, given the check already scheduled for it
-/// (if any), and whether that is a new deadline to schedule. A check still to come no later
-/// than the pace asks for is kept rather than joined by another, so a Work's scheduled checks
-/// never multiply, however often it is reconciled in between.
-pub fn next_check(scheduled: Option<Timestamp>, now: Timestamp, pace: Pace) -> (Timestamp, bool) {
-    let due = now.checked_add(pace.delay()).unwrap_or(now);
+/// When the next check of a Work is due at `pace`, and no later than `not_after` (the end of
+/// a hold of its status, [`super::hold`]), given the check already scheduled for it (if any),
+/// and whether that is a new deadline to schedule. A check still to come no later than the
+/// pace asks for is kept rather than joined by another, so a Work's scheduled checks never
+/// multiply, however often it is reconciled in between.
+pub fn next_check(
+    scheduled: Option<Timestamp>,
+    now: Timestamp,
+    pace: Pace,
+    not_after: Option<Timestamp>,
+) -> (Timestamp, bool) {
+    let paced = now.checked_add(pace.delay()).unwrap_or(now);
+    let due = not_after.map_or(paced, |end| end.clamp(now, paced));
     match scheduled {
         Some(at) if at > now && at <= due => (at, false),
         _ => (due, true),
@@ -190,22 +197,38 @@ mod tests {
         let now: Timestamp = "2026-03-01T10:00:00Z".parse().unwrap();
         let at = |s: i64| now.checked_add(secs(s)).unwrap();
         let quick = Pace::Retrying(secs(4));
-        // (already scheduled, pace, expected)
+        // (already scheduled, pace, end of a hold, expected)
         let cases = [
-            (None, Pace::Steady, (at(60), true)),
-            (Some(at(2)), quick, (at(2), false)),
-            (Some(at(4)), quick, (at(4), false)),
-            (Some(at(30)), quick, (at(4), true)),
-            (Some(at(30)), Pace::Steady, (at(30), false)),
+            (None, Pace::Steady, None, (at(60), true)),
+            (Some(at(2)), quick, None, (at(2), false)),
+            (Some(at(4)), quick, None, (at(4), false)),
+            (Some(at(30)), quick, None, (at(4), true)),
+            (Some(at(30)), Pace::Steady, None, (at(30), false)),
             // Due now or past: that check is this one, or is gone.
-            (Some(at(0)), Pace::Steady, (at(60), true)),
-            (Some(at(-5)), quick, (at(4), true)),
+            (Some(at(0)), Pace::Steady, None, (at(60), true)),
+            (Some(at(-5)), quick, None, (at(4), true)),
+            // A held status is checked again when its hold ends, if the pace would wait
+            // longer.
+            (None, Pace::Retrying(secs(10)), Some(at(5)), (at(5), true)),
+            (
+                Some(at(10)),
+                Pace::Retrying(secs(10)),
+                Some(at(5)),
+                (at(5), true),
+            ),
+            (
+                Some(at(5)),
+                Pace::Retrying(secs(10)),
+                Some(at(5)),
+                (at(5), false),
+            ),
+            (None, quick, Some(at(5)), (at(4), true)),
         ];
-        for (scheduled, pace, expected) in cases {
+        for (scheduled, pace, not_after, expected) in cases {
             assert_eq!(
-                next_check(scheduled, now, pace),
+                next_check(scheduled, now, pace, not_after),
                 expected,
-                "{scheduled:?} {pace:?}"
+                "{scheduled:?} {pace:?} {not_after:?}"
             );
         }
     }
