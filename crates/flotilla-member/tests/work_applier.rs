@@ -69,7 +69,7 @@ struct Fleet {
 /// How long the member's pods take to become ready, on its clock: longer than the applier
 /// holds a first "applied, awaiting workloads" status ([`hold::SETTLE`]), so that status is
 /// written before the pods are ready.
-const READINESS: Duration = Duration::from_secs(10);
+const READINESS: Duration = Duration::from_secs(20);
 
 impl Fleet {
     async fn start() -> Fleet {

@@ -34,7 +34,8 @@ pub const STEADY: SignedDuration = SignedDuration::from_secs(60);
 pub const FIRST_RETRY: SignedDuration = SignedDuration::from_secs(1);
 
 /// The first check of a Work awaiting only watched workloads, backing up their watch;
-/// doubling, up to [`STEADY`], after that.
+/// doubling, up to [`STEADY`], after that. Its first status is held until then
+/// ([`super::hold::SETTLE`]).
 pub const WORKLOAD_BACKSTOP: SignedDuration = SignedDuration::from_secs(10);
 
 /// How many checks, [`FIRST_RETRY`] apart, a Work waiting for availability gets before it
