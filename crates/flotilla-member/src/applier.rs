@@ -14,9 +14,9 @@
 //! 3. objects the AppliedWork recorded that the Work no longer carries are deleted, or only
 //!    disowned when others own them too ([`stale`]);
 //! 4. the AppliedWork's `appliedResources` and the Work's status are written, each only if it
-//!    changed; a first "applied, awaiting workloads" status is held back for a few seconds
-//!    ([`hold`]), so that when the workloads become available meanwhile one write reports
-//!    both;
+//!    changed; a first "applied, awaiting workloads" status is held back for up to
+//!    [`hold::SETTLE`] (10 s), so that when the workloads become available meanwhile one
+//!    write reports both;
 //! 5. the Work is looked at again on the injected clock as [`Pace`] says: quickly, backing
 //!    off, while it is not yet applied and available; every minute once it is, so drift made
 //!    on the member is noticed.
