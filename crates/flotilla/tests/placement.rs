@@ -121,6 +121,21 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
         snapshots.trim(),
         "clusterresourcesnapshot.placement.kubernetes-fleet.io/app-0-snapshot"
     );
+    // A new placement's bindings were created Bound (generation 1: no spec patch followed),
+    // each with its RolloutStarted condition.
+    let bindings = hub.kubectl_ok(&[
+        "get",
+        "clusterresourcebindings",
+        "-l",
+        "kubernetes-fleet.io/parent-CRP=app",
+        "-o",
+        "jsonpath={range .items[*]}{.spec.state} {.metadata.generation} {.status.conditions[?(@.type==\"RolloutStarted\")].status}{\"\\n\"}{end}",
+    ]);
+    assert_eq!(
+        bindings.lines().collect::<Vec<_>>(),
+        ["Bound 1 True"; 6],
+        "{bindings}"
+    );
 
     // A change on the hub is a new resource snapshot, rolled out to every member.
     hub.kubectl_ok(&[
@@ -174,6 +189,17 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     }
     let bindings = hub.kubectl_ok(&["get", "clusterresourcebindings", "-o", "name"]);
     assert!(bindings.trim().is_empty(), "{bindings}");
+    // Its snapshots went before it did, so a new placement of the same name never finds
+    // them: nothing is left for the garbage collector.
+    let snapshots = hub.kubectl_ok(&[
+        "get",
+        "clusterschedulingpolicysnapshots,clusterresourcesnapshots",
+        "-l",
+        "kubernetes-fleet.io/parent-CRP=app",
+        "-o",
+        "name",
+    ]);
+    assert!(snapshots.trim().is_empty(), "{snapshots}");
 }
 
 const OVERRIDE: &str = r#"

@@ -64,24 +64,6 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
         snapshots::sync_resources::<F>(&ctx.client, &ctx.kinds, &parent, &owner).await?;
     let clusters = ctx.clusters.state();
     let now = ctx.clock.now();
-    let (decision, changed) = scheduling::run(
-        &ctx.client,
-        &ctx.bindings,
-        &clusters,
-        Cycle {
-            parent: &parent,
-            owner: &owner.reference,
-            snapshot: &policy_snapshot,
-            bindings: &bindings,
-            now,
-            windows: ctx.windows,
-        },
-    )
-    .await?;
-    if decision.requeue || changed {
-        // The binding writes come back through the watch; the next reconcile continues.
-        return Ok(Action::await_change());
-    }
     let policy = effective_policy(&policy_snapshot);
     let cluster_overrides = latest_overrides(&ctx.client).await?;
     let applicable = ApplicableOverrides::select(
@@ -107,6 +89,25 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
         parent: &parent,
         policy: &policy,
     };
+    let (decision, changed) = scheduling::run(
+        &ctx.client,
+        &ctx.bindings,
+        &clusters,
+        Cycle {
+            parent: &parent,
+            owner: &owner.reference,
+            snapshot: &policy_snapshot,
+            bindings: &bindings,
+            now,
+            windows: ctx.windows,
+        },
+        &target,
+    )
+    .await?;
+    if decision.requeue || changed {
+        // The binding writes come back through the watch; the next reconcile continues.
+        return Ok(Action::await_change());
+    }
     let (changed, recheck_at) =
         rolling::run(&ctx.client, &ctx.bindings, &target, &bindings, now).await?;
     if let Some(at) = recheck_at {
@@ -159,8 +160,9 @@ pub(crate) async fn latest_overrides(
 }
 
 /// Deleting a placement: its bindings go first (each waits for its Works, and so for the
-/// members to remove the placed resources), then the finalizer. Snapshots and bindings are
-/// owned by the placement, so the hub's garbage collector removes what is left.
+/// members to remove the placed resources), then its snapshots, then the finalizer (so a new
+/// placement of the same name never finds its predecessor's). Snapshots and bindings are
+/// also owned by the placement, for the garbage collector.
 async fn delete<F: PlacementFamily>(
     placements: &Api<F::Placement>,
     placement: &F::Placement,
@@ -172,6 +174,7 @@ async fn delete<F: PlacementFamily>(
         return Ok(Action::requeue(CACHE_BEHIND_RETRY));
     };
     if bindings.is_empty() {
+        snapshots::delete_all::<F>(&ctx.client, key).await?;
         tracing::info!(placement = %key, "placement deleted; its members are clean");
         finalizer::remove(placements, placement, PLACEMENT_FINALIZER).await?;
         ctx.bindings.forget(key);

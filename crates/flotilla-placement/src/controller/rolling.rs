@@ -51,6 +51,49 @@ impl Target<'_> {
             .as_ref()
             .and_then(|s| s.apply_strategy.clone())
     }
+
+    /// The rollout's view of `bindings` at `now`.
+    fn views<'b>(
+        &self,
+        bindings: impl IntoIterator<Item = &'b ClusterResourceBinding>,
+        now: Timestamp,
+    ) -> Vec<RolloutBinding> {
+        let config = self
+            .parent
+            .spec
+            .strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.as_ref());
+        let period = unavailable_period(config);
+        bindings
+            .into_iter()
+            .map(|b| RolloutBinding::of(b, self.current(b), now, period))
+            .collect()
+    }
+
+    /// The round's input over `views` at `now`.
+    fn input<'i>(&'i self, views: &'i [RolloutBinding], now: Timestamp) -> RolloutInput<'i> {
+        RolloutInput {
+            policy: self.policy,
+            strategy: self.parent.spec.strategy.as_ref(),
+            bindings: views,
+            now,
+        }
+    }
+
+    /// Which of the bindings about to be created (`arriving`) a round over them and the
+    /// placement's `bindings` would bind at once ([`crate::rollout::bound_at_creation`]),
+    /// by name; none when the strategy's limits are invalid (the round reports that).
+    pub(crate) fn bound_at_creation(
+        &self,
+        bindings: &[Arc<ClusterResourceBinding>],
+        arriving: &[ClusterResourceBinding],
+        now: Timestamp,
+    ) -> Vec<String> {
+        let views = self.views(bindings.iter().map(|b| &**b), now);
+        let arriving = self.views(arriving, now);
+        crate::rollout::bound_at_creation(&self.input(&views, now), &arriving).unwrap_or_default()
+    }
 }
 
 /// Runs a round and writes it (recording the binding writes in `cache`); returns whether any
@@ -62,23 +105,8 @@ pub(crate) async fn run<F: PlacementFamily>(
     bindings: &[Arc<ClusterResourceBinding>],
     now: Timestamp,
 ) -> Result<(bool, Option<Timestamp>), ControllerError> {
-    let config = target
-        .parent
-        .spec
-        .strategy
-        .as_ref()
-        .and_then(|s| s.rolling_update.as_ref());
-    let period = unavailable_period(config);
-    let views: Vec<RolloutBinding> = bindings
-        .iter()
-        .map(|b| RolloutBinding::of(b, target.current(b), now, period))
-        .collect();
-    let plan = match rollout(&RolloutInput {
-        policy: target.policy,
-        strategy: target.parent.spec.strategy.as_ref(),
-        bindings: &views,
-        now,
-    }) {
+    let views = target.views(bindings.iter().map(|b| &**b), now);
+    let plan = match rollout(&target.input(&views, now)) {
         Ok(plan) => plan,
         Err(invalid) => {
             tracing::warn!(placement = %target.parent.key, %invalid, "rollout held");
@@ -136,6 +164,35 @@ async fn carry_out<F: PlacementFamily>(
     Ok(write_condition(api, current, condition, now)
         .await?
         .or(patched))
+}
+
+/// Creates `binding` (a new Scheduled binding [`Target::bound_at_creation`] picked) Bound to
+/// the target's resources, overrides and apply strategy, and writes its `RolloutStarted`
+/// condition, as a round binding it would; returns the last write's revision (`None` when
+/// the binding already exists: an earlier reconcile made it).
+pub(crate) async fn create_bound<F: PlacementFamily>(
+    api: &Api<F::Binding>,
+    target: &Target<'_>,
+    mut binding: ClusterResourceBinding,
+    now: Timestamp,
+) -> Result<Written, kube::Error> {
+    let overrides = (target.overrides)(&binding.spec.target_cluster);
+    binding.spec.state = BindingState::Bound;
+    binding.spec.resource_snapshot_name = target.snapshot.to_string();
+    binding.spec.cluster_resource_override_snapshots = overrides.cluster_resource_overrides;
+    binding.spec.resource_override_snapshots = overrides.resource_overrides;
+    binding.spec.apply_strategy = target.apply_strategy();
+    let Some(created) = writes::create_object(api, &F::Binding::from(binding)).await? else {
+        return Ok(None);
+    };
+    let created: ClusterResourceBinding = created.into();
+    let generation = created.metadata.generation.unwrap_or_default();
+    let Some(condition) = Action::Bind.rollout_started(generation) else {
+        return Ok(Some(writes::revision(&created)));
+    };
+    Ok(write_condition(api, &created, condition, now)
+        .await?
+        .or(Some(writes::revision(&created))))
 }
 
 /// Binds binding `name` to resource snapshot `snapshot` with `overrides` and

@@ -23,6 +23,7 @@ use serde_json::json;
 use super::binding_cache::BindingCache;
 use super::family::{Parent, PlacementFamily, api};
 use super::naming::{BINDING_FINALIZER, PARENT_PLACEMENT_LABEL, binding_name};
+use super::rolling::{self, Target};
 use super::writes::Written;
 use super::{ControllerError, writes};
 use crate::scheduler::{BindingChange, BindingView, Decision, SchedulingInput, schedule};
@@ -45,12 +46,15 @@ pub(crate) struct Cycle<'a> {
 }
 
 /// Schedules and writes the decision (recording the binding writes in `cache`); returns it
-/// and whether any binding changed.
+/// and whether any binding changed. When the decision only creates bindings, those a
+/// rollout round would bind at once are created Bound to `target`
+/// ([`rolling::Target::bound_at_creation`]).
 pub(crate) async fn run<F: PlacementFamily>(
     client: &Client,
     cache: &BindingCache<F>,
     clusters: &[Arc<MemberCluster>],
     cycle: Cycle<'_>,
+    target: &Target<'_>,
 ) -> Result<(Decision, bool), ControllerError> {
     let policy = effective_policy(cycle.snapshot);
     let snapshot_name = cycle.snapshot.metadata.name.clone().unwrap_or_default();
@@ -71,10 +75,11 @@ pub(crate) async fn run<F: PlacementFamily>(
     let key = &cycle.parent.key;
     let api = api::<F::Binding>(client, key);
     let changed = !decision.changes.is_empty();
+    let born = Births::of(&cycle, &snapshot_name, &decision.changes, target);
     let pending: Vec<BoxFuture<'_, Result<Written, kube::Error>>> = decision
         .changes
         .iter()
-        .map(|change| carry_out::<F>(&api, &cycle, &snapshot_name, change).boxed())
+        .map(|change| carry_out::<F>(&api, &cycle, &snapshot_name, change, &born).boxed())
         .collect();
     cache.record(key, writes::all(pending).await)?;
     if !decision.requeue {
@@ -83,19 +88,66 @@ pub(crate) async fn run<F: PlacementFamily>(
     Ok((decision, changed))
 }
 
+/// The bindings a decision creates Bound, and what they are bound to.
+struct Births<'a> {
+    /// Their names, sorted.
+    bound: Vec<String>,
+    target: &'a Target<'a>,
+    now: Timestamp,
+}
+
+impl<'a> Births<'a> {
+    /// The births of `changes`: when they only create bindings (scheduling a new placement,
+    /// or clusters newly picked), those a round over the placement's bindings and them would
+    /// bind at once; otherwise none (the next round sees the decision written).
+    fn of(
+        cycle: &Cycle<'_>,
+        snapshot: &str,
+        changes: &[BindingChange],
+        target: &'a Target<'a>,
+    ) -> Births<'a> {
+        let arriving: Option<Vec<ClusterResourceBinding>> = changes
+            .iter()
+            .map(|change| match change {
+                BindingChange::Create { decision } => Some(new_binding(cycle, snapshot, decision)),
+                BindingChange::Refresh { .. } | BindingChange::Unschedule { .. } => None,
+            })
+            .collect();
+        let bound = match arriving {
+            Some(arriving) if !arriving.is_empty() => {
+                target.bound_at_creation(cycle.bindings, &arriving, cycle.now)
+            }
+            _ => Vec::new(),
+        };
+        Births {
+            bound,
+            target,
+            now: cycle.now,
+        }
+    }
+
+    /// Whether binding `name` is created Bound.
+    fn bound(&self, name: &str) -> bool {
+        self.bound
+            .binary_search_by(|b| b.as_str().cmp(name))
+            .is_ok()
+    }
+}
+
 async fn carry_out<F: PlacementFamily>(
     api: &Api<F::Binding>,
     cycle: &Cycle<'_>,
     snapshot: &str,
     change: &BindingChange,
+    born: &Births<'_>,
 ) -> Result<Written, kube::Error> {
     match change {
         BindingChange::Create { decision } => {
-            writes::create(
-                api,
-                &F::Binding::from(new_binding(cycle, snapshot, decision)),
-            )
-            .await
+            let binding = new_binding(cycle, snapshot, decision);
+            if born.bound(binding.metadata.name.as_deref().unwrap_or_default()) {
+                return rolling::create_bound::<F>(api, born.target, binding, born.now).await;
+            }
+            writes::create(api, &F::Binding::from(binding)).await
         }
         BindingChange::Refresh {
             binding,

@@ -9,7 +9,7 @@ use flotilla_api::placement::{ClusterResourceSnapshot, ClusterSchedulingPolicySn
 use futures::future::try_join_all;
 use kube::api::{DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::{Api, Client};
+use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 
 use super::discovery::HubKinds;
@@ -255,6 +255,25 @@ where
     }
     for name in &housekeeping.delete {
         writes::delete(api, name).await?;
+    }
+    Ok(())
+}
+
+/// Deletes every policy and resource snapshot of the placement being deleted, as KubeFleet
+/// does before it lets a placement go: left to the garbage collector, a snapshot could
+/// outlive its placement long enough for a new placement of the same name to take it for its
+/// own (the snapshots are found by the parent label, and named after the placement).
+pub(crate) async fn delete_all<F: PlacementFamily>(
+    client: &Client,
+    placement: &PlacementKey,
+) -> Result<(), kube::Error> {
+    let policies = api::<F::PolicySnapshot>(client, placement);
+    for snapshot in owned::<F::PolicySnapshot>(client, placement).await? {
+        writes::delete(&policies, &snapshot.name_any()).await?;
+    }
+    let resources = api::<F::ResourceSnapshot>(client, placement);
+    for snapshot in owned::<F::ResourceSnapshot>(client, placement).await? {
+        writes::delete(&resources, &snapshot.name_any()).await?;
     }
     Ok(())
 }

@@ -42,12 +42,23 @@ pub(crate) async fn create<K>(api: &Api<K>, object: &K) -> Result<Written, kube:
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
+    Ok(create_object(api, object)
+        .await?
+        .map(|created| revision(&created)))
+}
+
+/// Creates `object` and returns it as created; `None` when an object of that name already
+/// exists (as for [`create`]).
+pub(crate) async fn create_object<K>(api: &Api<K>, object: &K) -> Result<Option<K>, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
     let params = PostParams {
         field_manager: Some(MANAGER.into()),
         ..PostParams::default()
     };
     match api.create(&params, object).await {
-        Ok(created) => Ok(Some(revision(&created))),
+        Ok(created) => Ok(Some(created)),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
         Err(e) => Err(e),
     }

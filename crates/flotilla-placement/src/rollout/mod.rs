@@ -131,6 +131,30 @@ pub fn rollout(input: &RolloutInput<'_>) -> Result<RolloutPlan, InvalidLimit> {
     })
 }
 
+/// The bindings about to be created (`arriving`: Scheduled, for clusters the scheduler just
+/// picked) that a round over the placement's bindings (`input.bindings`) and them would bind
+/// at once, in name order. The scheduler creates these already Bound, which spares each a
+/// write and the placement a round; any other arriving binding is created Scheduled and
+/// waits for the next round, as before. Binding this subset of a round's plan keeps its
+/// limits: a bind never costs availability, and the round granted the surge room.
+pub fn bound_at_creation(
+    input: &RolloutInput<'_>,
+    arriving: &[RolloutBinding],
+) -> Result<Vec<String>, InvalidLimit> {
+    let bindings: Vec<RolloutBinding> = input.bindings.iter().chain(arriving).cloned().collect();
+    let plan = rollout(&RolloutInput {
+        bindings: &bindings,
+        ..*input
+    })?;
+    let mut bound: Vec<String> = arriving
+        .iter()
+        .filter(|b| plan.action(&b.name) == Some(&Action::Bind))
+        .map(|b| b.name.clone())
+        .collect();
+    bound.sort();
+    Ok(bound)
+}
+
 /// A plan that leaves every binding alone for `message`.
 fn waiting(
     bindings: &[&RolloutBinding],

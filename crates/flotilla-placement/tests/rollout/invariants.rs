@@ -9,13 +9,17 @@
 //! - the plan does not depend on the order of the bindings, and looks again only later;
 //!
 //! and the rollout finishes (every cluster Bound, current and ready, the old ones gone)
-//! whenever its limits allow progress.
+//! whenever its limits allow progress. In some scenarios the new clusters' bindings are
+//! created Bound where `bound_at_creation` says so, before the first round: exactly those a
+//! round would have bound, and the same limits hold from then on.
 
 use flotilla_api::conditions::{NewCondition, set_condition};
 use flotilla_api::placement::BindingState;
 use flotilla_api::placement::policy::{PlacementPolicy, PlacementType};
+use flotilla_api::placement::strategy::RolloutStrategy;
 use flotilla_placement::rollout::{
-    Action, Limits, Readiness, RolloutBinding, RolloutInput, RolloutPlan, rollout,
+    Action, Limits, Readiness, RolloutBinding, RolloutInput, RolloutPlan, bound_at_creation,
+    rollout,
 };
 use flotilla_placement::status::reason;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -48,6 +52,8 @@ struct Scenario {
     period: i32,
     /// Whether touched bindings may fail for a while before they recover.
     failures: bool,
+    /// Whether the new clusters' bindings are created Bound where `bound_at_creation` says.
+    born_bound: bool,
     /// The random stream settling draws from.
     noise: Vec<u8>,
 }
@@ -71,6 +77,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             0u8..3,
             prop::sample::select(vec![0, 30, 60, 90]),
             any::<bool>(),
+            any::<bool>(),
             prop::collection::vec(any::<u8>(), 16..64),
         )
             .prop_map(
@@ -83,6 +90,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     placement_type,
                     period,
                     failures,
+                    born_bound,
                     noise,
                 )| Scenario {
                     n,
@@ -93,6 +101,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     placement_type,
                     period,
                     failures,
+                    born_bound,
                     noise,
                 },
             )
@@ -226,17 +235,47 @@ impl Sim {
     }
 
     fn plan(&self, views: &[RolloutBinding]) -> RolloutPlan {
-        let strategy = rolling(
+        rollout(&self.input(&self.strategy(), views)).unwrap()
+    }
+
+    fn strategy(&self) -> RolloutStrategy {
+        rolling(
             Some(self.scenario.max_unavailable.clone()),
             Some(self.scenario.max_surge.clone()),
-        );
-        rollout(&RolloutInput {
+        )
+    }
+
+    fn input<'a>(
+        &'a self,
+        strategy: &'a RolloutStrategy,
+        views: &'a [RolloutBinding],
+    ) -> RolloutInput<'a> {
+        RolloutInput {
             policy: &self.policy,
-            strategy: Some(&strategy),
+            strategy: Some(strategy),
             bindings: views,
             now: self.now,
-        })
-        .unwrap()
+        }
+    }
+
+    /// The Scheduled bindings as if the scheduler were creating them now: those
+    /// `bound_at_creation` picks are created Bound (carried out as a bind); returns their
+    /// names and the plan a round over every binding would make.
+    fn create_bound(&mut self) -> (Vec<String>, RolloutPlan) {
+        let views = self.views();
+        let (arriving, existing): (Vec<RolloutBinding>, Vec<RolloutBinding>) = views
+            .iter()
+            .cloned()
+            .partition(|v| v.state == BindingState::Scheduled);
+        let strategy = self.strategy();
+        let born = bound_at_creation(&self.input(&strategy, &existing), &arriving).unwrap();
+        let plan = self.plan(&views);
+        for i in 0..self.bindings.len() {
+            if born.contains(&self.bindings[i].name) {
+                self.start(i);
+            }
+        }
+        (born, plan)
     }
 
     /// Sets condition `type_` on binding `i` for its generation, at the current time.
@@ -258,22 +297,7 @@ impl Sim {
     fn apply(&mut self, plan: &RolloutPlan) {
         for i in 0..self.bindings.len() {
             match plan.action(&self.bindings[i].name) {
-                Some(Action::Bind | Action::Update) => {
-                    let settling = Settling {
-                        delay: self.draw(3),
-                        failing: if self.scenario.failures {
-                            self.draw(3)
-                        } else {
-                            0
-                        },
-                        untrackable: self.draw(2) == 0,
-                    };
-                    let b = &mut self.bindings[i];
-                    b.state = BindingState::Bound;
-                    b.current = true;
-                    b.generation += 1;
-                    b.settling = Some(settling);
-                }
+                Some(Action::Bind | Action::Update) => self.start(i),
                 Some(Action::Delete) => {
                     let steps = self.draw(3);
                     self.bindings[i].deleting = Some(steps);
@@ -281,6 +305,24 @@ impl Sim {
                 _ => {}
             }
         }
+    }
+
+    /// Binds binding `i` to the latest resources; it settles later.
+    fn start(&mut self, i: usize) {
+        let settling = Settling {
+            delay: self.draw(3),
+            failing: if self.scenario.failures {
+                self.draw(3)
+            } else {
+                0
+            },
+            untrackable: self.draw(2) == 0,
+        };
+        let b = &mut self.bindings[i];
+        b.state = BindingState::Bound;
+        b.current = true;
+        b.generation += 1;
+        b.settling = Some(settling);
     }
 
     /// Lets one step of time pass.
@@ -372,6 +414,10 @@ proptest! {
         let floor = limits.target.saturating_sub(limits.max_unavailable);
         let progress = limits.max_unavailable > 0 || (!scenario.new_resources && limits.max_surge > 0);
         let mut finished = false;
+        if scenario.born_bound {
+            let (born, plan) = sim.create_bound();
+            prop_assert_eq!(born.iter().map(String::as_str).collect::<Vec<_>>(), plan.names(|a| matches!(a, Action::Bind)));
+        }
         for step in 0..MAX_STEPS {
             let views = sim.views();
             prop_assert!(available(&views) >= floor, "step {}: {} available, floor {}", step, available(&views), floor);
