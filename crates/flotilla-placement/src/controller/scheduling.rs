@@ -1,6 +1,7 @@
-//! Runs the scheduler for one placement and carries its decision out: bindings created,
-//! refreshed or unscheduled, and the policy snapshot's status (every cluster's verdict and the
-//! `Scheduled` condition).
+//! Runs the scheduler for one placement and carries its decision out: bindings created
+//! (Scheduled, or already Bound when a rollout round would bind them at once), refreshed or
+//! unscheduled, and the policy snapshot's status (every cluster's verdict and the `Scheduled`
+//! condition).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -21,8 +21,10 @@
 //! sets both); a deleting Scheduled binding is left alone instead of bound; two live bindings
 //! on one cluster make the round wait (KubeFleet reports an error), as a deleting binding
 //! sharing a cluster with another binding does in both; a string of digits is accepted as a
-//! count (KubeFleet's arithmetic reads it as 0); and the plan's `recheck_at` is the earliest
-//! end of an unavailable period only, not KubeFleet's blanket requeue after the period.
+//! count (KubeFleet's arithmetic reads it as 0); the plan's `recheck_at` is the earliest
+//! end of an unavailable period only, not KubeFleet's blanket requeue after the period; and
+//! [`bound_at_creation`] lets the scheduler create Bound the new bindings a round would bind
+//! at once, where KubeFleet creates them Scheduled and binds them in the next round.
 
 mod cleanup;
 mod decision;
