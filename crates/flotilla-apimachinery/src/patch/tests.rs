@@ -52,6 +52,25 @@ fn merge_patch_deletion_keeps_key_order() {
     assert_eq!(keys, ["b", "c"]);
 }
 
+/// RFC 7386's pseudo-code as written (copy the target, then merge each patched key), keeping
+/// the target's key order: the oracle `merge_patch`'s single walk must agree with, key order
+/// included.
+fn rfc7386(target: &Value, patch: &Value) -> Value {
+    let Value::Object(patch) = patch else {
+        return patch.clone();
+    };
+    let mut result = target.as_object().cloned().unwrap_or_default();
+    for (key, value) in patch {
+        if value.is_null() {
+            result.shift_remove(key);
+        } else {
+            let merged = rfc7386(result.get(key).unwrap_or(&Value::Null), value);
+            result.insert(key.clone(), merged);
+        }
+    }
+    Value::Object(result)
+}
+
 fn arb_leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
@@ -88,6 +107,14 @@ proptest! {
     #[test]
     fn merge_patch_empty_patch_is_identity(target in arb_object()) {
         prop_assert_eq!(merge_patch(&target, &json!({})), target);
+    }
+
+    #[test]
+    fn merge_patch_agrees_with_the_rfc_key_order_included(target in arb_json(), patch in arb_json()) {
+        prop_assert_eq!(
+            merge_patch(&target, &patch).to_string(),
+            rfc7386(&target, &patch).to_string()
+        );
     }
 
     #[test]
