@@ -177,8 +177,9 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
         assert_eq!(replicas.as_deref(), Some("3"), "{member}");
     }
 
-    // Deleting the placement removes what it placed from every member.
-    hub.kubectl_ok(&["delete", "crp", "app", "--timeout=120s"]);
+    // Deleting the placement removes what it placed from every member, and its records,
+    // even when the garbage collector is told to orphan them.
+    hub.kubectl_ok(&["delete", "crp", "app", "--cascade=orphan", "--timeout=120s"]);
     for member in &members {
         let config = member_kubeconfig(&hub, member);
         eventually("the namespace gone from the member", 60, || {
@@ -189,8 +190,8 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     }
     let bindings = hub.kubectl_ok(&["get", "clusterresourcebindings", "-o", "name"]);
     assert!(bindings.trim().is_empty(), "{bindings}");
-    // Its snapshots went before it did, so a new placement of the same name never finds
-    // them: nothing is left for the garbage collector.
+    // Its snapshots went before it did (orphaned ones would stay forever), so a new
+    // placement of the same name never finds them.
     let snapshots = hub.kubectl_ok(&[
         "get",
         "clusterschedulingpolicysnapshots,clusterresourcesnapshots",

@@ -82,10 +82,14 @@ pub(crate) async fn run<F: PlacementFamily>(
         .iter()
         .map(|change| carry_out::<F>(&api, &cycle, &snapshot_name, change, &born).boxed())
         .collect();
-    cache.record(key, writes::all(pending).await)?;
+    let recorded = cache.record(key, writes::all(pending).await);
+    // The verdicts are the decision's whether or not each binding write landed: a failed
+    // write is made again by a later cycle or round, but a PickN placement that has its
+    // clusters evaluates nothing again and can only repeat the verdicts recorded here.
     if !decision.requeue {
         write_snapshot_status::<F>(client, &cycle, &decision).await?;
     }
+    recorded?;
     Ok((decision, changed))
 }
 
