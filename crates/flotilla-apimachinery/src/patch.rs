@@ -17,7 +17,7 @@ mod schema_strategy;
 mod strategic;
 mod strategy;
 
-pub use json::json_patch;
+pub use json::{MAX_ACCUMULATED_COPY_BYTES, MAX_OPERATIONS, json_patch};
 pub use merge::merge_patch;
 pub use schema_strategy::SchemaStrategy;
 pub use strategic::strategic_merge_patch;
@@ -40,6 +40,27 @@ pub enum PatchError {
         path: String,
         /// What went wrong.
         reason: String,
+    },
+    /// A JSON patch with more operations than kube-apiserver accepts (10,000).
+    #[error("The allowed maximum operations in a JSON patch is {limit}, got {got}")]
+    TooManyOperations {
+        /// The cap.
+        limit: usize,
+        /// Operations in the patch.
+        got: usize,
+    },
+    /// A JSON patch whose `copy` operations together copy more than the cap: without it, a
+    /// few kilobytes of doubling copies build an object of gigabytes in memory.
+    #[error(
+        "JSON patch operation {index} (copy from {from:?}) would exceed the accumulated copy size limit of {limit} bytes"
+    )]
+    CopyTooLarge {
+        /// Zero-based index of the copy that crossed the cap.
+        index: usize,
+        /// Its `from` pointer.
+        from: String,
+        /// The cap, in bytes of JSON.
+        limit: usize,
     },
     /// A strategic merge patch or its target is not a JSON object.
     #[error("{0} must be a JSON object")]

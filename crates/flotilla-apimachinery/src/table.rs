@@ -3,6 +3,7 @@
 //! does, including the `Age`-style durations of `duration.HumanDuration`.
 
 mod jsonpath;
+pub mod printers;
 
 pub use jsonpath::{eval_json_path, validate_json_path};
 
@@ -88,7 +89,9 @@ pub fn column_definitions(cols: &[PrinterColumn]) -> Vec<Value> {
         "priority": 0,
     })];
     for c in effective(cols).iter() {
-        let description = if c.description.is_empty() {
+        let description = if c.description.is_empty() && c.json_path.starts_with(printers::PREFIX) {
+            String::new()
+        } else if c.description.is_empty() {
             format!(
                 "Custom resource definition column (in JSONPath format): {}",
                 c.json_path
@@ -120,6 +123,10 @@ pub fn row_cells(cols: &[PrinterColumn], obj: &Value, now: Timestamp) -> Vec<Val
         .unwrap_or_default();
     let mut cells = vec![Value::String(name.to_string())];
     for c in effective(cols).iter() {
+        if let Some(spec) = c.json_path.strip_prefix(printers::PREFIX) {
+            cells.push(printers::cell(spec, obj, now));
+            continue;
+        }
         let first = eval_json_path(&c.json_path, obj)
             .ok()
             .and_then(|r| r.into_iter().next());

@@ -51,6 +51,10 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
         out.push(json!({"name": format!("{}/status", info.plural), "singularName": "", "namespaced": info.namespaced,
             "kind": info.kind, "verbs": ["get", "patch", "update"]}));
     }
+    if info.scale.is_some() {
+        out.push(json!({"name": format!("{}/scale", info.plural), "singularName": "", "namespaced": info.namespaced,
+            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+    }
     out
 }
 

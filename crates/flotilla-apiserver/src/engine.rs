@@ -600,10 +600,11 @@ impl Engine {
     ) -> ApiResult<Written> {
         let mut obj = candidate;
         let warnings = admission::prune_unknown(info, &mut obj, opts)?;
-        if let Some(sub) = subresource
-            && (sub != "status" || !info.status_subresource)
-        {
-            return Err(ApiError::no_route());
+        match subresource {
+            None => {}
+            Some("status") if info.status_subresource => {}
+            Some("scale") if info.scale.is_some() => {}
+            Some(_) => return Err(ApiError::no_route()),
         }
         if info.status_subresource {
             obj = object::split_status(&old, obj, subresource == Some("status"));

@@ -1,6 +1,6 @@
 //! Behaviour specific to a few built-in kinds that the generic engine must honour:
-//! CustomResourceDefinitions (registration, status, cleanup finalizer) and Namespaces
-//! (phase and the `kubernetes` spec finalizer).
+//! CustomResourceDefinitions (registration, status, cleanup finalizer), Namespaces (phase and
+//! the `kubernetes` spec finalizer) and Secrets (`stringData` folded into `data`).
 
 use flotilla_apimachinery::FieldError;
 use serde_json::{Value, json};
@@ -25,8 +25,45 @@ pub fn is_namespace_resource(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "namespaces"
 }
 
+/// Whether `info` is the core Secret resource.
+pub fn is_secret_resource(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "secrets"
+}
+
+/// Folds a Secret's write-only `stringData` into `data` (base64, a `stringData` key winning
+/// over the same `data` key) and drops it, as kube-apiserver's conversion does on every write:
+/// `stringData` is never stored nor returned.
+pub fn fold_string_data(secret: &mut Value) {
+    use base64::Engine as _;
+    let Some(fields) = secret.as_object_mut() else {
+        return;
+    };
+    let Some(string_data) = fields.shift_remove("stringData") else {
+        return;
+    };
+    let Value::Object(strings) = string_data else {
+        return;
+    };
+    if strings.is_empty() {
+        return;
+    }
+    let data = fields.entry("data").or_insert_with(|| json!({}));
+    if !data.is_object() {
+        *data = json!({});
+    }
+    let data = data.as_object_mut().expect("made an object");
+    for (key, value) in strings {
+        let text = value.as_str().unwrap_or_default();
+        data.insert(
+            key,
+            json!(base64::engine::general_purpose::STANDARD.encode(text)),
+        );
+    }
+}
+
 /// Kind-specific preparation of an object about to be written (after defaulting, before
-/// validation): CRD status and collision checks, namespace phase and finalizer.
+/// validation): CRD status and collision checks, namespace phase and finalizer, Secret
+/// `stringData`.
 pub fn prepare_write(
     engine: &Engine,
     info: &ResourceInfo,
@@ -44,6 +81,9 @@ pub fn prepare_write(
         }
         Ok(())
     } else {
+        if is_secret_resource(info) {
+            fold_string_data(obj);
+        }
         Ok(())
     }
 }
@@ -226,5 +266,31 @@ pub async fn follow_crds(engine: Engine) {
             refresh_registry(&engine).await;
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_data_folds_into_data_and_wins() {
+        let mut secret = json!({"metadata": {"name": "s"}, "data": {"a": "b2xk", "keep": "eA=="},
+            "stringData": {"a": "new", "b": "two"}});
+        fold_string_data(&mut secret);
+        assert_eq!(
+            secret,
+            json!({"metadata": {"name": "s"}, "data": {"a": "bmV3", "keep": "eA==", "b": "dHdv"}})
+        );
+    }
+
+    #[test]
+    fn string_data_alone_makes_data_and_empty_string_data_vanishes() {
+        let mut secret = json!({"stringData": {"token": "t0k"}});
+        fold_string_data(&mut secret);
+        assert_eq!(secret, json!({"data": {"token": "dDBr"}}));
+        let mut empty = json!({"stringData": {}});
+        fold_string_data(&mut empty);
+        assert_eq!(empty, json!({}));
     }
 }

@@ -23,6 +23,7 @@ use crate::patching::PatchType;
 use crate::rbac::Attributes;
 use crate::registry::ResourceInfo;
 use crate::render::{self, Output};
+use crate::scale::ScaleWrite;
 use crate::security::Security;
 use crate::selectors::ListFilter;
 use crate::status::{ApiError, ApiResult};
@@ -411,6 +412,7 @@ impl ResourceRequest<'_> {
         match self.rp.subresource.as_deref() {
             None => Ok(None),
             Some("status") if self.info.status_subresource => Ok(Some("status")),
+            Some("scale") if self.info.scale.is_some() => Ok(Some("scale")),
             Some("finalize") if crate::hooks::is_namespace_resource(&self.info) => Ok(None),
             Some(_) => Err(ApiError::no_route()),
         }
@@ -514,6 +516,37 @@ impl ResourceRequest<'_> {
             ));
         }
         match verb {
+            "GET" | "PUT" | "PATCH" if self.subresource()? == Some("scale") => {
+                let opts = self.write_options(&default_manager, &body, &content_type)?;
+                let scale = match verb {
+                    "GET" => engine.get_scale(&info, self.ns(), self.name()).await?,
+                    "PUT" => {
+                        let body = decode_body(&body, &content_type, &Value::Null)?;
+                        engine
+                            .write_scale(
+                                &info,
+                                self.ns(),
+                                self.name(),
+                                ScaleWrite::Replace(body),
+                                &opts,
+                            )
+                            .await?
+                    }
+                    _ => {
+                        let patch_type = PatchType::from_content_type(&content_type)?;
+                        engine
+                            .write_scale(
+                                &info,
+                                self.ns(),
+                                self.name(),
+                                ScaleWrite::Patch(patch_type, &body),
+                                &opts,
+                            )
+                            .await?
+                    }
+                };
+                Ok(json_response(StatusCode::OK, &scale))
+            }
             "GET" => {
                 self.subresource()?;
                 if self.output == Output::Objects

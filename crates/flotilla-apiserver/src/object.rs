@@ -387,12 +387,15 @@ pub fn split_status(old: &Value, new: Value, status_write: bool) -> Value {
         };
         return Value::Object(new_fields);
     }
-    // Status writes may still change metadata (labels, annotations, finalizers, managedFields).
-    // Both go where `old` has them, in its field order.
+    // A status write changes the status and nothing else: like kube-apiserver's
+    // ResetObjectMetaForStatus, labels, annotations, finalizers and owner references stay as
+    // stored (the field manager's managedFields entry is recorded afterwards). Both go where
+    // `old` has them, in its field order.
     let mut status = new_fields.shift_remove("status");
     let mut metadata = Some(
-        new_fields
-            .shift_remove("metadata")
+        old_fields
+            .get("metadata")
+            .cloned()
             .unwrap_or_else(|| json!({})),
     );
     let mut out = Map::with_capacity(old_fields.len() + 1);
@@ -520,11 +523,20 @@ mod tests {
         let new = json!({"status": {"s": 2}, "spec": {"a": 2}, "metadata": {"name": "y"}});
         let written = split_status(&old, new, true);
         assert_eq!(order(&written), ["kind", "metadata", "spec", "status"]);
-        assert_eq!(written["metadata"]["name"], "y");
-        let unset = split_status(&written, json!({"metadata": {"name": "y"}}), true);
+        assert_eq!(written["metadata"]["name"], "x");
+        let unset = split_status(&written, json!({"metadata": {"name": "x"}}), true);
         assert_eq!(
             unset,
-            json!({"kind": "K", "metadata": {"name": "y"}, "spec": {"a": 1}})
+            json!({"kind": "K", "metadata": {"name": "x"}, "spec": {"a": 1}})
+        );
+        // A status write cannot relabel, annotate or re-own the object.
+        let labelled = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "status": {}});
+        let relabel = json!({"metadata": {"name": "x", "labels": {"a": "2", "b": "1"},
+            "annotations": {"n": "v"}, "finalizers": ["f"], "ownerReferences": [{"uid": "u"}]},
+            "status": {"s": 1}});
+        assert_eq!(
+            split_status(&labelled, relabel, true),
+            json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "status": {"s": 1}})
         );
         let main = split_status(
             &old,

@@ -78,13 +78,21 @@ impl Engine {
                     ));
                 }
                 self.guaranteed_update(info, ns, name, subresource, opts, |cur| match cur {
-                    Some(cur) => patch::json_patch(cur, &p).map_err(|e| {
-                        let mut err =
-                            ApiError::invalid(&info.qualified_kind(), &target(info, name), &[]);
-                        err.message = format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        );
-                        err
+                    Some(cur) => patch::json_patch(cur, &p).map_err(|e| match e {
+                        patch::PatchError::TooManyOperations { .. }
+                        | patch::PatchError::CopyTooLarge { .. } => {
+                            let mut err = ApiError::too_large(0);
+                            err.message = format!("Request entity too large: {e}");
+                            err
+                        }
+                        e => {
+                            let mut err =
+                                ApiError::invalid(&info.qualified_kind(), &target(info, name), &[]);
+                            err.message = format!(
+                                "the server rejected our request due to an error in our request: {e}"
+                            );
+                            err
+                        }
                     }),
                     None => Err(ApiError::not_found(&target(info, name))),
                 })

@@ -39,6 +39,8 @@ pub struct ResourceInfo {
     pub columns: Arc<Vec<PrinterColumn>>,
     /// Whether `/status` is a subresource (then the main endpoint ignores status changes).
     pub status_subresource: bool,
+    /// Where the `/scale` subresource reads and writes, when the kind has one.
+    pub scale: Option<crate::scale::ScalePaths>,
     /// Extra field-selector paths allowed besides metadata.name/namespace.
     pub selectable_fields: Vec<String>,
     /// True for Flotilla's own and core kinds (not deletable through CRDs).
@@ -389,6 +391,7 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
                 schema: Arc::new(schema),
                 columns: Arc::new(columns),
                 status_subresource: v.pointer("/subresources/status").is_some(),
+                scale: crate::scale::ScalePaths::from_crd_version(v),
                 selectable_fields: v["selectableFields"]
                     .as_array()
                     .map(|a| a.iter().filter_map(|f| f["jsonPath"].as_str().map(|p| p.trim_start_matches('.').to_string())).collect())

@@ -1,15 +1,21 @@
-//! Printer columns of the core kinds, mimicking `kubectl get` where a JSONPath can express it.
+//! Printer columns of the built-in kinds, as kube-apiserver's table printers define them: a
+//! JSONPath, or a computed `printer:` cell where no JSONPath can express the value.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition;
 
 /// A printer column: name, type (`string`, `integer`, `date`, ...), JSONPath, priority.
 pub(crate) type Column = (&'static str, &'static str, &'static str, i32);
 
-/// The `Age` column every kind ends with.
-pub(crate) const AGE: Column = ("Age", "date", ".metadata.creationTimestamp", 0);
+/// The `Age` column: kube's table printers show it as a string cell (`5m`).
+pub(crate) const AGE: Column = ("Age", "string", "printer:age", 0);
 
 /// `kubectl get` prints RBAC objects and CRDs with their creation time, not an age.
-pub(crate) const CREATED_AT: Column = ("Created At", "string", ".metadata.creationTimestamp", 0);
+pub(crate) const CREATED_AT: Column = (
+    "Created At",
+    "date",
+    "printer:text:.metadata.creationTimestamp",
+    0,
+);
 
 /// Builds the CRD column definitions.
 pub(crate) fn definitions(columns: &[Column]) -> Vec<CustomResourceColumnDefinition> {

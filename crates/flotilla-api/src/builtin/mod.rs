@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use crate::crd::schema::finalize;
 use kinds::{CORE_KINDS, CoreKind};
 
-/// CRD-shaped definitions of the core kinds the hub must store (namespaces, config, workloads,
-/// RBAC, leases, events and CRDs themselves), with kubectl's names, short names, categories and
-/// columns. The group is `""` for the core group; the definition's name is then `<plural>`.
+/// CRD-shaped definitions of every built-in kind kube-apiserver 1.37 serves by default (its
+/// storable ones), with kubectl's names, short names, categories, subresources and columns. The
+/// group is `""` for the core group; the definition's name is then `<plural>`.
 pub fn core_crds() -> Vec<CustomResourceDefinition> {
     CORE_KINDS.iter().map(definition).collect()
 }
@@ -39,7 +39,9 @@ fn definition(kind: &CoreKind) -> CustomResourceDefinition {
         scale: kind.scale.then(|| CustomResourceSubresourceScale {
             spec_replicas_path: ".spec.replicas".into(),
             status_replicas_path: ".status.replicas".into(),
-            label_selector_path: None,
+            // The engine prints the workload's LabelSelector (or, for a ReplicationController,
+            // its label map) as the Scale's selector string, as kube-apiserver does.
+            label_selector_path: Some(".spec.selector".into()),
         }),
     });
     let selectable_fields = (!kind.selectable.is_empty()).then(|| {
@@ -111,7 +113,7 @@ fn schema(kind: &CoreKind) -> JSONSchemaProps {
             "/properties/status/properties/phase",
             json!("Active"),
         ),
-        "Deployment" | "StatefulSet" => set_default(
+        "Deployment" | "StatefulSet" | "ReplicaSet" | "ReplicationController" => set_default(
             &mut schema,
             "/properties/spec/properties/replicas",
             json!(1),

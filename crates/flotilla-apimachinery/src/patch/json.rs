@@ -5,6 +5,18 @@ use serde_json::Value;
 
 use super::PatchError;
 
+/// The most operations one JSON patch may have (kube-apiserver's `maxJSONPatchOperations`).
+pub const MAX_OPERATIONS: usize = 10_000;
+
+/// The most JSON one patch's `copy` operations may copy in all: kube-apiserver's json-patch
+/// `AccumulatedCopySizeLimit`, its request body limit (3 MiB).
+pub const MAX_ACCUMULATED_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The length of `value` serialized as JSON.
+fn json_size(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
+}
+
 /// Applies an RFC 6902 JSON patch to `target` and returns the result; `target` is untouched.
 ///
 /// One deliberate deviation from the `json_patch` crate, matching kube-apiserver's Go library:
@@ -14,8 +26,27 @@ use super::PatchError;
 pub fn json_patch(target: &Value, patch: &Value) -> Result<Value, PatchError> {
     let Patch(operations) = serde_json::from_value(patch.clone())
         .map_err(|err| PatchError::InvalidJsonPatch(err.to_string()))?;
+    if operations.len() > MAX_OPERATIONS {
+        return Err(PatchError::TooManyOperations {
+            limit: MAX_OPERATIONS,
+            got: operations.len(),
+        });
+    }
     let mut doc = target.clone();
+    let mut copied = 0usize;
     for (index, operation) in operations.iter().enumerate() {
+        if let PatchOperation::Copy(copy) = operation
+            && let Some(source) = doc.pointer(copy.from.as_str())
+        {
+            copied = copied.saturating_add(json_size(source));
+            if copied > MAX_ACCUMULATED_COPY_BYTES {
+                return Err(PatchError::CopyTooLarge {
+                    index,
+                    from: copy.from.to_string(),
+                    limit: MAX_ACCUMULATED_COPY_BYTES,
+                });
+            }
+        }
         if let PatchOperation::Test(test) = operation
             && test.value.is_null()
             && is_absent_key(&doc, operation)

@@ -644,3 +644,39 @@ fn strategic_patch_with_schema_strategy() {
         json!({"spec":{"items":[{"name":"a","v":1},{"name":"b","v":3}]}})
     );
 }
+
+#[test]
+fn json_patch_refuses_more_than_ten_thousand_operations() {
+    let op = json!({"op": "test", "path": "/a", "value": 1});
+    let at_cap = Value::Array(vec![op.clone(); MAX_OPERATIONS]);
+    assert!(json_patch(&json!({"a": 1}), &at_cap).is_ok());
+    let over = Value::Array(vec![op; MAX_OPERATIONS + 1]);
+    let err = json_patch(&json!({"a": 1}), &over).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PatchError::TooManyOperations {
+                limit: 10_000,
+                got: 10_001
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_patch_doubling_copies_stop_at_the_accumulated_copy_limit() {
+    // Each copy of /a into itself doubles it: 40 of them would need a terabyte.
+    let ops: Vec<Value> = (0..40)
+        .map(|_| json!({"op": "copy", "from": "/a", "path": "/a/-"}))
+        .collect();
+    let start = json!({"a": ["x".repeat(1024)]});
+    let err = json_patch(&start, &Value::Array(ops)).unwrap_err();
+    assert!(matches!(err, PatchError::CopyTooLarge { .. }), "{err}");
+    // Small copies are untouched by the cap.
+    let small = json!([{"op": "copy", "from": "/a", "path": "/b"}]);
+    assert_eq!(
+        json_patch(&json!({"a": [1, 2]}), &small).unwrap(),
+        json!({"a": [1, 2], "b": [1, 2]})
+    );
+}
