@@ -15,6 +15,16 @@ ROOTS = [
     'api.rbac.v1.RoleBinding', 'api.rbac.v1.ClusterRoleBinding', 'api.coordination.v1.Lease',
     'api.events.v1.Event', 'api.core.v1.Node', 'api.core.v1.Pod', 'api.apps.v1.ReplicaSet',
     'api.policy.v1.PodDisruptionBudget',
+    # Built-in kinds kubectl and client-go send as protobuf when users create them.
+    'api.autoscaling.v1.HorizontalPodAutoscaler', 'api.autoscaling.v2.HorizontalPodAutoscaler',
+    'api.autoscaling.v1.Scale', 'api.batch.v1.CronJob', 'api.core.v1.ReplicationController',
+    'api.core.v1.ResourceQuota', 'api.core.v1.LimitRange', 'api.core.v1.PersistentVolumeClaim',
+    'api.core.v1.PersistentVolume', 'api.core.v1.Endpoints', 'api.core.v1.PodTemplate',
+    'api.discovery.v1.EndpointSlice', 'api.networking.v1.NetworkPolicy', 'api.networking.v1.Ingress',
+    'api.networking.v1.IngressClass', 'api.scheduling.v1.PriorityClass', 'api.storage.v1.StorageClass',
+    'api.admissionregistration.v1.ValidatingWebhookConfiguration',
+    'api.admissionregistration.v1.MutatingWebhookConfiguration', 'api.apps.v1.ControllerRevision',
+    'api.node.v1.RuntimeClass', 'api.policy.v1.Eviction',
     # The self-reviews kubectl sends (`kubectl auth can-i`, `kubectl auth whoami`).
     'api.authorization.v1.SelfSubjectAccessReview', 'api.authorization.v1.SelfSubjectRulesReview',
     'api.authentication.v1.SelfSubjectReview',
@@ -27,8 +37,9 @@ SPECIAL = {
 }
 # Go structs embedded with `json:",inline"`: their fields appear in the parent object.
 INLINE = {('api.core.v1.Volume', 'volume_source'), ('api.core.v1.Probe', 'handler'),
-          ('api.core.v1.EphemeralVolumeSource', 'volume_claim_template_inline')}
-SCALARS = {'string': 'Str', 'bytes': 'Bytes', 'bool': 'Bool', 'int32': 'Int', 'int64': 'Int', 'uint32': 'Int',
+          ('api.core.v1.EphemeralVolumeSource', 'volume_claim_template_inline'),
+          ('api.core.v1.PersistentVolumeSpec', 'persistent_volume_source')}
+SCALARS = {'string': 'Str', 'bytes': 'Bytes', 'bytes = "vec"': 'Bytes', 'bool': 'Bool', 'int32': 'Int', 'int64': 'Int', 'uint32': 'Int',
            'uint64': 'Int'}
 
 msgs = {}

@@ -25,7 +25,8 @@ pub mod placement;
 pub mod updates;
 mod validation;
 
-pub use builtin::core_crds;
+pub use builtin::conversion::convert;
+pub use builtin::{NO_GENERATION_ANNOTATION, core_crds};
 pub use validation::{ServedKinds, validate};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -81,13 +81,16 @@ fn effective(cols: &[PrinterColumn]) -> Cow<'_, [PrinterColumn]> {
 /// A Table's `columnDefinitions`: `Name` (type `string`, format `name`) first, then each column
 /// as `{name, type, format, description, priority}` (no columns → `Age`).
 pub fn column_definitions(cols: &[PrinterColumn]) -> Vec<Value> {
-    let mut defs = vec![json!({
-        "name": "Name",
-        "type": "string",
-        "format": "name",
-        "description": NAME_DESCRIPTION,
-        "priority": 0,
-    })];
+    let mut defs = Vec::with_capacity(cols.len() + 1);
+    if !names_itself(cols) {
+        defs.push(json!({
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "description": NAME_DESCRIPTION,
+            "priority": 0,
+        }));
+    }
     for c in effective(cols).iter() {
         let description = if c.description.is_empty() && c.json_path.starts_with(printers::PREFIX) {
             String::new()
@@ -121,7 +124,10 @@ pub fn row_cells(cols: &[PrinterColumn], obj: &Value, now: Timestamp) -> Vec<Val
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut cells = vec![Value::String(name.to_string())];
+    let mut cells = Vec::with_capacity(cols.len() + 1);
+    if !names_itself(cols) {
+        cells.push(Value::String(name.to_string()));
+    }
     for c in effective(cols).iter() {
         if let Some(spec) = c.json_path.strip_prefix(printers::PREFIX) {
             cells.push(printers::cell(spec, obj, now));
@@ -133,6 +139,12 @@ pub fn row_cells(cols: &[PrinterColumn], obj: &Value, now: Timestamp) -> Vec<Val
         cells.push(first.map_or(Value::Null, |v| cell(&c.column_type, &v, now)));
     }
     cells
+}
+
+/// Whether a built-in kind places its own `Name` column (kube's event table puts it last):
+/// then no leading `Name` column is added.
+fn names_itself(cols: &[PrinterColumn]) -> bool {
+    cols.iter().any(|c| c.json_path == printers::NAME_COLUMN)
 }
 
 /// `tableconvertor`'s rendering of one found value (`cellForJSONValue` and `PrintResults`).

@@ -29,13 +29,25 @@ const OBJECT_META_FIELDS: &[&str] = &[
 ];
 
 /// Checks that a body is an object of this kind in a served version of this group.
-pub fn check_body_kind(info: &ResourceInfo, body: Value) -> ApiResult<Value> {
-    let Value::Object(_) = &body else {
+pub fn check_body_kind(info: &ResourceInfo, mut body: Value) -> ApiResult<Value> {
+    let Value::Object(fields) = &mut body else {
         return Err(ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {}): expected a JSON object",
             info.kind
         )));
     };
+    if info.is_kubernetes_kind() {
+        // kube-apiserver's typed decoding takes a built-in kind's missing kind and apiVersion
+        // from the URL (Python's typed models and client-node send none).
+        for (field, value) in [
+            ("kind", info.kind.clone()),
+            ("apiVersion", info.api_version()),
+        ] {
+            if fields.get(field).is_none_or(|v| v.as_str() == Some("")) {
+                fields.insert(field.into(), Value::String(value));
+            }
+        }
+    }
     let kind = body.get("kind").and_then(Value::as_str).unwrap_or_default();
     let api_version = body
         .get("apiVersion")
@@ -162,6 +174,49 @@ pub fn prune_unknown(
 /// Structural-schema defaulting.
 pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
     schema::apply_defaults(&info.schema, obj);
+    if info.is_kubernetes_kind() {
+        drop_empty_optional(&info.schema, obj);
+    }
+}
+
+/// Removes optional empty maps and lists, as a built-in kind's Go type drops them on its way
+/// through kube-apiserver (`omitempty`): a ConfigMap whose last key was removed has no `data`,
+/// an orphaned object no `ownerReferences`. Structs (`properties`) and required fields stay.
+pub fn drop_empty_optional(schema: &Value, obj: &mut Value) {
+    match obj {
+        Value::Object(fields) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let Some(properties) = properties else {
+                return;
+            };
+            fields.retain(|name, value| {
+                let Some(field_schema) = properties.get(name) else {
+                    return true;
+                };
+                drop_empty_optional(field_schema, value);
+                let is_map = field_schema.get("additionalProperties").is_some();
+                let empty = match value {
+                    Value::Object(m) => is_map && m.is_empty(),
+                    Value::Array(a) => a.is_empty(),
+                    _ => false,
+                };
+                !empty || required.contains(&name.as_str())
+            });
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    drop_empty_optional(item_schema, item);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Full validation: metadata, schema, and the kind's own rules, which may ask what `served`
@@ -180,6 +235,20 @@ pub fn validate(
         Some(old) => schema::validate_update(&info.schema, obj, old),
         None => schema::validate(&info.schema, obj),
     };
+    if info.is_kubernetes_kind()
+        && let Some(wrong) = schema_errors
+            .iter()
+            .find(|e| e.error_type == flotilla_apimachinery::FieldErrorType::TypeInvalid)
+    {
+        // A built-in kind is decoded into its Go type before anything else looks at it: a
+        // value of the wrong JSON type is a malformed request (400), not an invalid object.
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {kind}: {}",
+            wrong.message(),
+            kind = info.kind,
+            version = info.version,
+        )));
+    }
     errs.extend(
         schema_errors
             .into_iter()
@@ -243,4 +312,33 @@ pub fn record_manager(
         now,
         &semantics,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn optional_empty_maps_and_lists_go_structs_and_required_fields_stay() {
+        let schema = json!({"type": "object", "required": ["endpoints"], "properties": {
+            "data": {"type": "object", "additionalProperties": {"type": "string"}},
+            "endpoints": {"type": "array", "items": {"type": "object"}},
+            "spec": {"type": "object", "properties": {
+                "selector": {"type": "object", "properties": {"matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}},
+                "ports": {"type": "array", "items": {"type": "object", "properties": {
+                    "names": {"type": "array", "items": {"type": "string"}}}}}}},
+            "metadata": {"type": "object", "properties": {
+                "ownerReferences": {"type": "array", "items": {"type": "object"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}});
+        let mut obj = json!({"data": {}, "endpoints": [], "spec": {"selector": {"matchLabels": {}},
+            "ports": [{"names": []}]}, "metadata": {"ownerReferences": [], "labels": {"a": "b"}},
+            "unknown": {}});
+        drop_empty_optional(&schema, &mut obj);
+        assert_eq!(
+            obj,
+            json!({"endpoints": [], "spec": {"selector": {}, "ports": [{}]},
+                "metadata": {"labels": {"a": "b"}}, "unknown": {}})
+        );
+    }
 }

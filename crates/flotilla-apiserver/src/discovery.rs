@@ -33,12 +33,29 @@ fn group_entry(group: &str, versions: &[String]) -> Value {
 }
 
 fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
+    // Namespaces are deleted one by one (kube serves no deletecollection for them).
+    let verbs = if crate::hooks::is_namespace_resource(info) {
+        json!([
+            "create", "delete", "get", "list", "patch", "update", "watch"
+        ])
+    } else {
+        json!([
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch"
+        ])
+    };
     let mut main = json!({
         "name": info.plural,
         "singularName": info.singular,
         "namespaced": info.namespaced,
         "kind": info.kind,
-        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "verbs": verbs,
     });
     if !info.short_names.is_empty() {
         main["shortNames"] = json!(info.short_names);
@@ -50,6 +67,12 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
     if info.status_subresource {
         out.push(json!({"name": format!("{}/status", info.plural), "singularName": "", "namespaced": info.namespaced,
             "kind": info.kind, "verbs": ["get", "patch", "update"]}));
+    }
+    if crate::hooks::is_namespace_resource(info) {
+        out.push(
+            json!({"name": "namespaces/finalize", "singularName": "", "namespaced": false,
+            "kind": info.kind, "verbs": ["update"]}),
+        );
     }
     if info.scale.is_some() {
         out.push(json!({"name": format!("{}/scale", info.plural), "singularName": "", "namespaced": info.namespaced,

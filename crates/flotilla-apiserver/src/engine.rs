@@ -156,7 +156,9 @@ pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> ApiResult<Value> {
     let mut obj: Value = serde_json::from_slice(&kv.value).map_err(|e| {
         ApiError::internal(format!("stored object {} is not valid JSON: {e}", kv.key))
     })?;
-    obj["apiVersion"] = Value::String(info.api_version());
+    if obj["apiVersion"].as_str() != Some(info.api_version().as_str()) {
+        flotilla_api::convert(&info.group, &info.kind, &mut obj, &info.version);
+    }
     metadata_mut(&mut obj).insert(
         "resourceVersion".into(),
         Value::String(kv.mod_revision.to_string()),
@@ -178,6 +180,21 @@ fn with_revision(mut obj: Value, revision: i64) -> Value {
 /// on to serve lists without parsing). Serialized straight from the object, without a copy.
 fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
     let api_version = crate::registry::api_version(&info.group, &info.storage_version);
+    if !info.serves_storage_version() {
+        // A version of another shape (HPA v1 over stored v2) is converted first.
+        let mut converted = obj.clone();
+        flotilla_api::convert(
+            &info.group,
+            &info.kind,
+            &mut converted,
+            &info.storage_version,
+        );
+        let stored = Canonical {
+            api_version: &api_version,
+            obj: &converted,
+        };
+        return crate::json_bytes::to_bytes(&stored);
+    }
     let stored = Canonical {
         api_version: &api_version,
         obj,
@@ -469,7 +486,11 @@ impl Engine {
                 Value::String(uuid::Uuid::new_v4().to_string()),
             );
             meta.insert("creationTimestamp".into(), Value::String(now.clone()));
-            meta.insert("generation".into(), json!(1));
+            if info.tracks_generation {
+                meta.insert("generation".into(), json!(1));
+            } else {
+                meta.remove("generation");
+            }
         }
         if info.status_subresource {
             // Status is owned by controllers: kube-apiserver drops it on create.
@@ -491,6 +512,7 @@ impl Engine {
         }
         let key = info.key(ns, &name);
         let bytes = encode(info, &obj);
+        check_stored_size(info, &name, bytes.len(), None, None)?;
         let kv = self
             .store
             .create(&key, bytes.clone())
@@ -607,13 +629,19 @@ impl Engine {
             Some(_) => return Err(ApiError::no_route()),
         }
         if info.status_subresource {
-            obj = object::split_status(&old, obj, subresource == Some("status"));
+            let writable: &[&str] = if info.is_kubernetes_kind() {
+                &["annotations"]
+            } else {
+                &[]
+            };
+            obj = object::split_status_keeping(&old, obj, subresource == Some("status"), writable);
         }
+        check_identity(info, name, &old, &obj)?;
         object::carry_system_metadata(&old, &mut obj);
         obj["apiVersion"] = old["apiVersion"].clone();
         obj["kind"] = old["kind"].clone();
         admission::default_object(info, &mut obj);
-        if object::spec_changed(&old, &obj) {
+        if info.tracks_generation && object::spec_changed(&old, &obj) {
             let generation = metadata(&old)
                 .get("generation")
                 .and_then(Value::as_i64)
@@ -688,6 +716,7 @@ impl Engine {
             });
         }
         let bytes = encode(info, &obj);
+        check_stored_size(info, name, bytes.len(), subresource, Some(&old))?;
         let kv = self
             .store
             .update(&key, bytes.clone(), rv)
@@ -940,6 +969,66 @@ impl Engine {
     }
 }
 
+/// The largest object a create, update or patch may leave stored, in bytes of its stored JSON:
+/// etcd's default request limit (1.5 MiB), whichever store the hub uses. Checked after
+/// defaults and patches, so no sequence of small patches grows an object past it.
+pub const MAX_OBJECT_BYTES: usize = 1_572_864;
+
+/// The bound for writes through a `status` subresource: a placement's status lists every
+/// member cluster (about 2 KiB each), so a 10,000-member fleet's needs ~20 MiB.
+pub const MAX_OBJECT_BYTES_BY_STATUS: usize = 32 * 1024 * 1024;
+
+/// 413 when a write would leave an object stored larger than its bound and larger than it was
+/// (kube-apiserver lets etcd refuse it and answers 500). A write that does not grow an object
+/// already over the main bound (a placement with a big status, say) goes through.
+fn check_stored_size(
+    info: &ResourceInfo,
+    name: &str,
+    size: usize,
+    subresource: Option<&str>,
+    old: Option<&Value>,
+) -> ApiResult<()> {
+    let limit = if subresource == Some("status") {
+        MAX_OBJECT_BYTES_BY_STATUS
+    } else {
+        MAX_OBJECT_BYTES
+    };
+    if size <= limit || old.is_some_and(|old| size <= encode(info, old).len()) {
+        return Ok(());
+    }
+    let mut err = ApiError::too_large(limit);
+    err.message = format!(
+        "Request entity too large: {} {name:?} would be stored as {size} bytes; the limit is {limit} bytes",
+        info.qualified_kind()
+    );
+    Err(err)
+}
+
+/// A write may not rename an object (400, as kube's name check) nor change its uid (422, an
+/// immutable field); a candidate without them keeps the stored ones.
+fn check_identity(info: &ResourceInfo, name: &str, old: &Value, new: &Value) -> ApiResult<()> {
+    if let Some(written) = meta_str(new, "name").filter(|n| !n.is_empty() && *n != name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({written}) does not match the name on the URL ({name})"
+        )));
+    }
+    if let Some(uid) = meta_str(new, "uid").filter(|u| !u.is_empty())
+        && Some(uid) != meta_str(old, "uid")
+    {
+        let errs = [FieldError::invalid(
+            "metadata.uid",
+            json!(uid),
+            "field is immutable",
+        )];
+        return Err(ApiError::invalid(
+            &info.qualified_kind(),
+            &target(info, name),
+            &errs,
+        ));
+    }
+    Ok(())
+}
+
 /// kube-apiserver's propagation when DeleteOptions say nothing.
 const DEFAULT_PROPAGATION: &str = "Background";
 
@@ -970,6 +1059,28 @@ pub(crate) mod tests {
         let served: Value =
             serde_json::from_slice(&raw::splice_revision(&bytes, 12).unwrap()).unwrap();
         assert_eq!(served["metadata"]["resourceVersion"], "12");
+    }
+
+    #[test]
+    fn stored_objects_are_bounded_but_may_stay_as_big_as_they_were() {
+        let info = configmaps();
+        let big =
+            json!({"metadata": {"name": "a"}, "data": {"k": "x".repeat(2 * MAX_OBJECT_BYTES)}});
+        let size = encode(&info, &big).len();
+        let err = check_stored_size(&info, "a", MAX_OBJECT_BYTES + 1, None, None).unwrap_err();
+        assert_eq!((err.code, err.reason), (413, "RequestEntityTooLarge"));
+        assert!(
+            err.message.contains("limit is 1572864 bytes"),
+            "{}",
+            err.message
+        );
+        assert!(check_stored_size(&info, "a", MAX_OBJECT_BYTES, None, None).is_ok());
+        // Not growing an object already over the bound is allowed; growing it is not.
+        assert!(check_stored_size(&info, "a", size, None, Some(&big)).is_ok());
+        assert!(check_stored_size(&info, "a", size + 1, None, Some(&big)).is_err());
+        // Status writes have the larger bound a 10,000-member placement status needs.
+        assert!(check_stored_size(&info, "a", 20 << 20, Some("status"), None).is_ok());
+        assert!(check_stored_size(&info, "a", 33 << 20, Some("status"), None).is_err());
     }
 
     #[test]

@@ -25,6 +25,16 @@ pub fn is_namespace_resource(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "namespaces"
 }
 
+/// Whether an immediate delete answers with the deleted object (kube's `ReturnDeletedObject`:
+/// pods, services, service accounts, namespaces) rather than a `Success` Status.
+pub fn returns_deleted_object(info: &ResourceInfo) -> bool {
+    info.group.is_empty()
+        && matches!(
+            info.plural.as_str(),
+            "pods" | "services" | "serviceaccounts" | "namespaces"
+        )
+}
+
 /// Whether `info` is the core Secret resource.
 pub fn is_secret_resource(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "secrets"

@@ -23,6 +23,7 @@ use crate::patching::PatchType;
 use crate::rbac::Attributes;
 use crate::registry::ResourceInfo;
 use crate::render::{self, Output};
+use crate::request_options;
 use crate::scale::ScaleWrite;
 use crate::security::Security;
 use crate::selectors::ListFilter;
@@ -334,6 +335,13 @@ async fn dispatch(
     let snap = state.engine.registry().snapshot();
     let rp = match route {
         Route::Resource(rp) => rp,
+        _ if method != Method::GET => {
+            return (
+                method.to_string(),
+                "discovery".into(),
+                error_response(&ApiError::method_not_allowed()),
+            );
+        }
         other => {
             let resp = match discovery::serve(&snap, &other) {
                 Some(v) => json_response(StatusCode::OK, &v),
@@ -419,6 +427,11 @@ impl ResourceRequest<'_> {
     }
 
     fn filter(&self) -> ApiResult<ListFilter> {
+        request_options::resource_version(self.q("resourceVersion"))?;
+        request_options::resource_version_match(
+            self.q("resourceVersion"),
+            self.q("resourceVersionMatch"),
+        )?;
         let mut f = ListFilter::parse(
             &self.info,
             self.q("labelSelector"),
@@ -437,22 +450,21 @@ impl ResourceRequest<'_> {
         Ok(f)
     }
 
+    /// The options of a write (`CreateOptions`, `UpdateOptions` or `PatchOptions`, named by
+    /// `options` in errors), validated as kube-apiserver validates them.
     fn write_options(
         &self,
+        options: &str,
         default_manager: &str,
         body: &[u8],
         content_type: &str,
     ) -> ApiResult<WriteOptions> {
-        let field_validation = match self.q("fieldValidation") {
-            None | Some("") | Some("Warn") => FieldValidation::Warn,
-            Some("Strict") => FieldValidation::Strict,
-            Some("Ignore") => FieldValidation::Ignore,
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "fieldValidation must be one of Ignore, Warn, Strict: got {other:?}"
-                )));
-            }
-        };
+        let field_validation =
+            match request_options::field_validation(options, self.q("fieldValidation"))? {
+                "Strict" => FieldValidation::Strict,
+                "Ignore" => FieldValidation::Ignore,
+                _ => FieldValidation::Warn,
+            };
         let duplicate_fields = if field_validation != FieldValidation::Ignore
             && content_type.contains("json")
             && !body.is_empty()
@@ -461,15 +473,12 @@ impl ResourceRequest<'_> {
         } else {
             vec![]
         };
-        let dry_run = match self.q("dryRun") {
-            None | Some("") => false,
-            Some("All") => true,
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "unsupported dryRun value {other:?}: only All is supported"
-                )));
-            }
-        };
+        let dry_run_values: Vec<&str> = self
+            .q("dryRun")
+            .filter(|v| !v.is_empty())
+            .into_iter()
+            .collect();
+        let dry_run = request_options::dry_run(options, &dry_run_values)?;
         let field_manager = match self.q("fieldManager") {
             Some(m) if m.len() > 128 => {
                 return Err(ApiError::bad_request(
@@ -517,7 +526,11 @@ impl ResourceRequest<'_> {
         }
         match verb {
             "GET" | "PUT" | "PATCH" if self.subresource()? == Some("scale") => {
-                let opts = self.write_options(&default_manager, &body, &content_type)?;
+                let options = match verb {
+                    "PUT" => "UpdateOptions",
+                    _ => "PatchOptions",
+                };
+                let opts = self.write_options(options, &default_manager, &body, &content_type)?;
                 let scale = match verb {
                     "GET" => engine.get_scale(&info, self.ns(), self.name()).await?,
                     "PUT" => {
@@ -549,6 +562,7 @@ impl ResourceRequest<'_> {
             }
             "GET" => {
                 self.subresource()?;
+                request_options::resource_version(self.q("resourceVersion"))?;
                 if self.output == Output::Objects
                     && let Some(stored) = engine.get_raw(&info, self.ns(), self.name()).await?
                 {
@@ -579,14 +593,16 @@ impl ResourceRequest<'_> {
                         "create",
                     ));
                 }
-                let opts = self.write_options(&default_manager, &body, &content_type)?;
+                let opts =
+                    self.write_options("CreateOptions", &default_manager, &body, &content_type)?;
                 let obj = decode_body(&body, &content_type, &info.schema)?;
                 let w = engine.create(&info, self.ns(), obj, &opts).await?;
                 Ok(self.written(w))
             }
             "PUT" => {
                 let sub = self.subresource()?;
-                let opts = self.write_options(&default_manager, &body, &content_type)?;
+                let opts =
+                    self.write_options("UpdateOptions", &default_manager, &body, &content_type)?;
                 let obj = decode_body(&body, &content_type, &info.schema)?;
                 let w = engine
                     .update(&info, self.ns(), self.name(), obj, sub, &opts)
@@ -596,7 +612,8 @@ impl ResourceRequest<'_> {
             "PATCH" => {
                 let sub = self.subresource()?;
                 let patch_type = PatchType::from_content_type(&content_type)?;
-                let mut opts = self.write_options(&default_manager, &body, &content_type)?;
+                let mut opts =
+                    self.write_options("PatchOptions", &default_manager, &body, &content_type)?;
                 if patch_type == PatchType::Apply
                     && self.q("fieldManager").is_none_or(str::is_empty)
                 {
@@ -609,19 +626,35 @@ impl ResourceRequest<'_> {
                 Ok(self.written(w))
             }
             "DELETE" => {
-                let opts = self.delete_options(&body)?;
+                let (opts, orphan_dependents) = self.delete_options(&body)?;
                 let d = engine.delete(&info, self.ns(), self.name(), &opts).await?;
-                let code = if d.gone {
-                    StatusCode::OK
-                } else {
+                // kube answers 202 only for a delete that is not immediate and asked for
+                // cascading by `orphanDependents: false`; an immediate delete of most kinds
+                // answers a Success Status, of a few the deleted object.
+                let code = if !d.gone && orphan_dependents == Some(false) {
                     StatusCode::ACCEPTED
+                } else {
+                    StatusCode::OK
                 };
+                if d.gone && !crate::hooks::returns_deleted_object(&info) {
+                    let details = crate::engine::target(&info, self.name());
+                    return Ok(json_response(
+                        code,
+                        &crate::status::success(&details, &d.object),
+                    ));
+                }
                 Ok(self
                     .output
                     .object(&info, d.object, code, &[], engine.clock.now()))
             }
+            "DELETECOLLECTION" if crate::hooks::is_namespace_resource(&info) => {
+                Err(ApiError::method_not_supported(
+                    &crate::engine::target(&info, ""),
+                    "deletecollection",
+                ))
+            }
             "DELETECOLLECTION" => {
-                let opts = self.delete_options(&body)?;
+                let (opts, _) = self.delete_options(&body)?;
                 let list = engine
                     .delete_collection(&info, self.ns(), &self.filter()?, &opts)
                     .await?;
@@ -654,31 +687,18 @@ impl ResourceRequest<'_> {
         )
     }
 
-    fn delete_options(&self, body: &[u8]) -> ApiResult<DeleteOptions> {
-        let parsed: Value = if body.is_empty() {
-            json!({})
-        } else {
-            serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
-        };
-        let s = |v: &Value| v.as_str().map(String::from);
-        let propagation = s(&parsed["propagationPolicy"])
-            .or_else(|| self.q("propagationPolicy").map(String::from))
-            .or_else(|| match parsed["orphanDependents"].as_bool() {
-                Some(true) => Some("Orphan".into()),
-                Some(false) => Some("Background".into()),
-                None => None,
-            });
-        let dry_run = parsed["dryRun"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|v| v == "All"))
-            || self.q("dryRun") == Some("All");
-        Ok(DeleteOptions {
-            propagation,
-            precondition_uid: s(&parsed["preconditions"]["uid"]),
-            precondition_rv: s(&parsed["preconditions"]["resourceVersion"]),
-            dry_run,
-        })
+    fn delete_options(&self, body: &[u8]) -> ApiResult<(DeleteOptions, Option<bool>)> {
+        let query = |name: &str| self.q(name).map(String::from);
+        let req = request_options::delete_options(body, &query)?;
+        Ok((
+            DeleteOptions {
+                propagation: req.propagation,
+                precondition_uid: req.precondition_uid,
+                precondition_rv: req.precondition_rv,
+                dry_run: req.dry_run,
+            },
+            req.orphan_dependents,
+        ))
     }
 
     async fn watch(self) -> ApiResult<Response> {
@@ -796,6 +816,13 @@ fn decode_body(body: &[u8], content_type: &str, schema: &Value) -> ApiResult<Val
                 .map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
             serde_saphyr::from_str(text)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+        }
+        crate::protobuf::CONTENT_TYPE if crate::protobuf::unsupported_kind(body).is_some() => {
+            Err(ApiError::unsupported_media_type(&format!(
+                "{} (protobuf is not served for {}; send application/json)",
+                crate::protobuf::CONTENT_TYPE,
+                crate::protobuf::unsupported_kind(body).unwrap_or_default()
+            )))
         }
         crate::protobuf::CONTENT_TYPE => crate::protobuf::decode(body, schema)
             .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}"))),

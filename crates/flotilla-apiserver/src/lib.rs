@@ -31,6 +31,7 @@ pub mod raw;
 pub mod rbac;
 pub mod registry;
 pub mod render;
+pub mod request_options;
 pub mod scale;
 pub mod security;
 pub mod selectors;

@@ -377,6 +377,17 @@ pub fn carry_system_metadata(old: &Value, new: &mut Value) {
 /// subresource). Takes `new` by value so the half it keeps is moved, not copied; of `old`
 /// only the half kept is copied (a status write copies neither status).
 pub fn split_status(old: &Value, new: Value, status_write: bool) -> Value {
+    split_status_keeping(old, new, status_write, &[])
+}
+
+/// [`split_status`], letting a status write also change the metadata fields `writable` names
+/// (kube's built-in kinds take `annotations` from a status write; custom resources nothing).
+pub fn split_status_keeping(
+    old: &Value,
+    new: Value,
+    status_write: bool,
+    writable: &[&str],
+) -> Value {
     let (Some(old_fields), Value::Object(mut new_fields)) = (old.as_object(), new) else {
         return old.clone();
     };
@@ -392,12 +403,22 @@ pub fn split_status(old: &Value, new: Value, status_write: bool) -> Value {
     // stored (the field manager's managedFields entry is recorded afterwards). Both go where
     // `old` has them, in its field order.
     let mut status = new_fields.shift_remove("status");
-    let mut metadata = Some(
-        old_fields
-            .get("metadata")
-            .cloned()
-            .unwrap_or_else(|| json!({})),
-    );
+    let mut kept = old_fields
+        .get("metadata")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let (Some(written), Some(kept)) = (
+        new_fields.get("metadata").and_then(Value::as_object),
+        kept.as_object_mut(),
+    ) {
+        for field in writable {
+            match written.get(*field) {
+                Some(v) => kept.insert((*field).to_string(), v.clone()),
+                None => kept.shift_remove(*field),
+            };
+        }
+    }
+    let mut metadata = Some(kept);
     let mut out = Map::with_capacity(old_fields.len() + 1);
     for (name, value) in old_fields {
         let kept = match name.as_str() {

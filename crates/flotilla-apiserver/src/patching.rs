@@ -85,14 +85,9 @@ impl Engine {
                             err.message = format!("Request entity too large: {e}");
                             err
                         }
-                        e => {
-                            let mut err =
-                                ApiError::invalid(&info.qualified_kind(), &target(info, name), &[]);
-                            err.message = format!(
-                                "the server rejected our request due to an error in our request: {e}"
-                            );
-                            err
-                        }
+                        e => ApiError::unprocessable(format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        )),
                     }),
                     None => Err(ApiError::not_found(&target(info, name))),
                 })
@@ -128,8 +123,12 @@ impl Engine {
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
         if opts.field_manager.is_empty() {
-            return Err(ApiError::bad_request(
-                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            return Err(crate::request_options::invalid(
+                "PatchOptions",
+                &[flotilla_apimachinery::FieldError::required(
+                    "fieldManager",
+                    "is required for apply patch",
+                )],
             ));
         }
         let text = std::str::from_utf8(body)
@@ -170,10 +169,7 @@ impl Engine {
             )
             .map_err(|e| match e {
                 managed_fields::ApplyError::Conflicts(conflicts) => {
-                    let mut err = ApiError::conflict(&target(info, name), "");
-                    err.message = conflicts.message();
-                    err.causes = conflicts.causes();
-                    err
+                    ApiError::apply_conflict(conflicts.message(), conflicts.causes())
                 }
                 other => ApiError::bad_request(other.to_string()),
             })

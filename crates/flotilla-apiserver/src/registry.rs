@@ -39,6 +39,9 @@ pub struct ResourceInfo {
     pub columns: Arc<Vec<PrinterColumn>>,
     /// Whether `/status` is a subresource (then the main endpoint ignores status changes).
     pub status_subresource: bool,
+    /// Whether objects carry `metadata.generation` (set to 1, bumped on spec changes): every
+    /// custom resource, and the built-in kinds kube tracks it for.
+    pub tracks_generation: bool,
     /// Where the `/scale` subresource reads and writes, when the kind has one.
     pub scale: Option<crate::scale::ScalePaths>,
     /// Extra field-selector paths allowed besides metadata.name/namespace.
@@ -365,6 +368,11 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
         .unwrap_or_default()
         .to_string();
     let namespaced = spec["scope"].as_str() != Some("Cluster");
+    let tracks_generation = !(builtin
+        && crd
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(flotilla_api::NO_GENERATION_ANNOTATION))
+            .is_some());
     versions
         .iter()
         .filter(|v| v["served"].as_bool().unwrap_or(true))
@@ -375,7 +383,13 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
             );
             let columns = v["additionalPrinterColumns"]
                 .as_array()
-                .map(|cols| cols.iter().filter_map(PrinterColumn::from_crd_json).collect())
+                .map(|cols| {
+                    cols.iter()
+                        .filter_map(PrinterColumn::from_crd_json)
+                        // Computed cells are for the built-in kinds' own tables only.
+                        .filter(|c| builtin || !c.json_path.starts_with(flotilla_apimachinery::table::printers::PREFIX))
+                        .collect()
+                })
                 .unwrap_or_default();
             Some(ResourceInfo {
                 group: group.clone(),
@@ -392,6 +406,7 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
                 columns: Arc::new(columns),
                 status_subresource: v.pointer("/subresources/status").is_some(),
                 scale: crate::scale::ScalePaths::from_crd_version(v),
+                tracks_generation,
                 selectable_fields: v["selectableFields"]
                     .as_array()
                     .map(|a| a.iter().filter_map(|f| f["jsonPath"].as_str().map(|p| p.trim_start_matches('.').to_string())).collect())

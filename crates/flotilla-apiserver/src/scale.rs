@@ -100,11 +100,17 @@ pub fn view(paths: &ScalePaths, obj: &Value) -> Value {
     {
         status["selector"] = json!(selector);
     }
+    // `spec.replicas` is `omitempty` in the Go type: a Scale of zero has an empty spec.
+    let spec = if spec_replicas == 0 {
+        json!({})
+    } else {
+        json!({"replicas": spec_replicas})
+    };
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": scale_meta,
-        "spec": {"replicas": spec_replicas},
+        "spec": spec,
         "status": status,
     })
 }
@@ -307,7 +313,7 @@ mod tests {
     fn missing_counts_are_zero_and_map_selectors_print_sorted() {
         let rc = json!({"metadata": {"name": "rc"}, "spec": {"selector": {"b": "2", "a": "1"}}});
         let s = view(&deployment_paths(), &rc);
-        assert_eq!(s["spec"]["replicas"], 0);
+        assert_eq!(s["spec"], json!({}));
         assert_eq!(s["status"], json!({"replicas": 0, "selector": "a=1,b=2"}));
         let crd_paths = ScalePaths {
             spec_replicas: ".spec.size".into(),

@@ -144,14 +144,37 @@ impl ApiError {
             format!("{kind} \"{}\" is invalid: {list}", target.name),
         )
         .with_target(target);
+        // `details.kind` is the bare kind; the group is `details.group`.
         if let Some(t) = &mut e.target {
-            t.resource = kind.to_string();
+            t.resource = kind.split('.').next().unwrap_or(kind).to_string();
         }
         e.causes = errors
             .iter()
             .map(|fe| json!({"reason": fe.error_type.cause_reason(), "message": fe.body(), "field": fe.field}))
             .collect();
         e
+    }
+
+    /// 409 for a server-side apply that conflicts with other managers: the causes name the
+    /// fields; like kube, no object in `details`.
+    pub fn apply_conflict(message: String, causes: Vec<Value>) -> Self {
+        let mut e = Self::new(409, "Conflict", message);
+        e.causes = causes;
+        e
+    }
+
+    /// 422 with no object named: a JSON patch whose `test` failed, as kube answers it.
+    pub fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(422, "Invalid", message)
+    }
+
+    /// 405 for a method a path does not take (a DELETE of a discovery document, say).
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
     }
 
     /// 400 with kube's generic wording.
@@ -342,6 +365,22 @@ impl ApiError {
         }
         status
     }
+}
+
+/// The `Success` Status kube-apiserver answers an immediate delete with (for the kinds that do
+/// not return the deleted object): the target's name, resource, group and the object's uid.
+pub fn success(target: &Target, deleted: &Value) -> Value {
+    let mut details = serde_json::Map::new();
+    details.insert("name".into(), target.name.clone().into());
+    if !target.group.is_empty() {
+        details.insert("group".into(), target.group.clone().into());
+    }
+    details.insert("kind".into(), target.resource.clone().into());
+    if let Some(uid) = deleted.pointer("/metadata/uid") {
+        details.insert("uid".into(), uid.clone());
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": details})
 }
 
 impl From<flotilla_store::StoreError> for ApiError {

@@ -65,9 +65,13 @@ fn a_real_cluster_runs_pods_on_its_kwok_nodes_and_stops_cleanly() {
     );
     drop(cluster);
     for pid in pids {
-        assert!(
-            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-            "process {pid} still running after down"
-        );
+        // Gone, or a zombie its reaper has not collected yet: either way not running.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let running = state
+            .rsplit(") ")
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X");
+        assert!(!running, "process {pid} still running after down: {state}");
     }
 }

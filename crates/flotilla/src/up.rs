@@ -105,8 +105,7 @@ pub async fn up(args: UpArgs) -> Result<()> {
         (None, Some(n)) => Fleet::generated(n),
         (None, None) => Fleet::default_fleet(),
     };
-    std::fs::create_dir_all(&args.data_dir)
-        .with_context(|| format!("creating {}", args.data_dir.display()))?;
+    private_dir(&args.data_dir)?;
     let store = open_sqlite(&args.data_dir.join("store.db"))?;
     let clock: Arc<dyn flotilla_apiserver::Clock> = Arc::new(
         flotilla_apiserver::clock::ScaledClock::new(args.clock_speed),
@@ -127,7 +126,7 @@ pub async fn hub(args: HubArgs) -> Result<()> {
     } else {
         HubMode::Elected(args.leader.config()?)
     };
-    std::fs::create_dir_all(&args.data_dir)?;
+    private_dir(&args.data_dir)?;
     let store: SharedStorage = match args.store.split_once(':') {
         Some(("sqlite", path)) if !path.is_empty() => open_sqlite(Path::new(path))?,
         Some(("memory", _)) => Arc::new(flotilla_store::MemoryStore::new()),
@@ -175,7 +174,26 @@ async fn open_etcd(urls: &str) -> Result<SharedStorage> {
     Ok(Arc::new(store))
 }
 
+/// Creates the data directory readable by its owner only (0700): it holds the CA key, tokens
+/// and a store full of Secrets. An existing directory is tightened too.
+fn private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("restricting {} to its owner", dir.display()))
+}
+
 fn open_sqlite(path: &Path) -> Result<SharedStorage> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    // The database (and so its WAL and shared-memory files, which SQLite creates with the
+    // database's mode) is the owner's alone: 0600.
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("creating store {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     let store = SqliteStore::open(SqliteOptions::new(path))
         .with_context(|| format!("opening store {}", path.display()))?;
     Ok(Arc::new(store))

@@ -110,13 +110,31 @@ async fn bad_requests_get_precise_statuses_and_change_nothing() {
         "BadRequest",
         "",
     );
+    // A built-in kind's missing kind comes from the URL, as kube-apiserver's typed decoding
+    // takes it; a custom resource must say what it is.
+    let bare = send(
+        &client,
+        Method::POST,
+        CMS,
+        json_ct,
+        br#"{"metadata":{"name":"bare"}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(
+        (bare.code, &bare.body["kind"]),
+        (201, &json!("ConfigMap")),
+        "{}",
+        bare.body
+    );
+    assert_eq!(bare.body["apiVersion"], "v1", "{}", bare.body);
     assert_status(
         &send(
             &client,
             Method::POST,
-            CMS,
+            CRPS,
             json_ct,
-            br#"{"apiVersion":"v1","metadata":{"name":"x"}}"#.to_vec(),
+            br#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","metadata":{"name":"x"}}"#
+                .to_vec(),
         )
         .await,
         400,
@@ -203,8 +221,9 @@ async fn bad_requests_get_precise_statuses_and_change_nothing() {
             b"{}".to_vec(),
         )
         .await,
-        400,
-        "BadRequest",
+        // As kube-apiserver: the CreateOptions are invalid, naming the field.
+        422,
+        "Invalid",
         "fieldValidation",
     );
     // Oversized body.
@@ -342,8 +361,9 @@ async fn bad_requests_get_precise_statuses_and_change_nothing() {
             b"apiVersion: v1\nkind: ConfigMap\n".to_vec(),
         )
         .await,
-        400,
-        "BadRequest",
+        // As kube-apiserver: the PatchOptions are invalid, naming the field.
+        422,
+        "Invalid",
         "fieldManager",
     );
     // A merge patch that makes the object invalid is rejected as a whole.
@@ -455,5 +475,6 @@ async fn bad_requests_get_precise_statuses_and_change_nothing() {
         .collect();
     assert_eq!(names, vec!["keep"]);
     let cms = send(&client, Method::GET, CMS, json_ct, vec![]).await.body;
-    assert_eq!(cms["items"].as_array().unwrap().len(), 1, "{cms}");
+    // `keep` and the kind-less `bare`, which is valid; nothing of the bad requests.
+    assert_eq!(cms["items"].as_array().unwrap().len(), 2, "{cms}");
 }

@@ -315,3 +315,22 @@ fn expired_kubeconfig(hub: &HubProcess, admin_text: &str) -> String {
         ),
     )
 }
+
+/// The data directory (CA key, tokens, a store full of Secrets) is its owner's alone: 0700,
+/// and the store's files 0600.
+#[test]
+fn the_data_directory_and_store_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let hub = HubProcess::start();
+    hub.kubectl_ok(&["create", "secret", "generic", "s", "--from-literal=k=v"]);
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(hub.dir()), 0o700, "{}", hub.dir().display());
+    for file in ["store.db", "store.db-wal", "ca.key", "token"] {
+        let path = hub.dir().join(file);
+        if path.exists() {
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        } else {
+            assert_ne!(file, "store.db", "the store exists");
+        }
+    }
+}

@@ -28,7 +28,10 @@ pub(crate) fn definitions(columns: &[Column]) -> Vec<CustomResourceColumnDefinit
                 json_path: json_path.into(),
                 priority: (priority != 0).then_some(priority),
                 description: None,
-                format: None,
+                // A column of names (`printer:name…`) carries kube's `name` format.
+                format: json_path
+                    .starts_with("printer:name")
+                    .then(|| "name".to_string()),
             },
         )
         .collect()

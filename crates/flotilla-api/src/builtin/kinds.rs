@@ -42,6 +42,12 @@ pub(crate) struct CoreKind {
     pub status: bool,
     /// Whether `/scale` is a subresource (`.spec.replicas` / `.status.replicas`).
     pub scale: bool,
+    /// Whether kube-apiserver keeps `metadata.generation` for the kind (most kinds with a
+    /// desired state do; ConfigMaps, Secrets, Pods, Services, RBAC and a few more do not).
+    pub generation: bool,
+    /// Older versions also served (name and schema), converted to and from the stored one by
+    /// `conversion::convert`.
+    pub also_served: &'static [(&'static str, fn() -> Value)],
     /// Printer columns.
     pub columns: &'static [Column],
     /// Fields allowed in field selectors besides `metadata.name` / `metadata.namespace`.
@@ -80,6 +86,8 @@ where
         namespaced: <T::Scope as Scope>::NAMESPACED,
         status: false,
         scale: false,
+        generation: true,
+        also_served: &[],
         columns: &[AGE],
         selectable: &[],
         schema: generate::<T>,
@@ -142,6 +150,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
         status: true,
         columns: &[("Status", "string", ".status.phase", 0), AGE],
         selectable: &[".status.phase"],
+        generation: false,
         ..of::<core::v1::Namespace>()
     },
     CoreKind {
@@ -150,6 +159,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ("Data", "string", "printer:count-text:.data,.binaryData", 0),
             AGE,
         ],
+        generation: false,
         ..of::<core::v1::ConfigMap>()
     },
     CoreKind {
@@ -159,6 +169,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             AGE,
         ],
         selectable: &[".type"],
+        generation: false,
         ..of::<core::v1::Secret>()
     },
     CoreKind {
@@ -173,10 +184,12 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             AGE,
             SELECTOR,
         ],
+        generation: false,
         ..of::<core::v1::Service>()
     },
     CoreKind {
         short_names: &["sa"],
+        generation: false,
         ..of::<core::v1::ServiceAccount>()
     },
     CoreKind {
@@ -196,6 +209,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ("Message", "string", ".message", 0),
             ("First Seen", "string", "printer:since:.firstTimestamp", 1),
             ("Count", "string", ".count", 1),
+            ("Name", "string", "printer:name", 1),
         ],
         // What `kubectl describe` selects events by, plus kube-apiserver's other event fields.
         selectable: &[
@@ -210,6 +224,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ".reportingComponent",
             ".type",
         ],
+        generation: false,
         ..of::<core::v1::Event>()
     },
     CoreKind {
@@ -234,6 +249,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
                 1,
             ),
             ("Count", "string", ".deprecatedCount", 1),
+            ("Name", "string", "printer:name", 1),
         ],
         selectable: &[
             ".regarding.kind",
@@ -244,6 +260,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ".reportingController",
             ".type",
         ],
+        generation: false,
         ..of::<events::v1::Event>()
     },
     CoreKind {
@@ -280,6 +297,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
                 1,
             ),
         ],
+        generation: false,
         ..of::<core::v1::Node>()
     },
     CoreKind {
@@ -301,6 +319,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
                 1,
             ),
         ],
+        generation: false,
         ..of::<core::v1::Pod>()
     },
     CoreKind {
@@ -314,11 +333,13 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ),
             AGE,
         ],
+        generation: false,
         ..of::<core::v1::Endpoints>()
     },
     CoreKind {
         short_names: &["limits"],
         columns: &[CREATED_AT],
+        generation: false,
         ..of::<core::v1::LimitRange>()
     },
     CoreKind {
@@ -344,6 +365,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             AGE,
             ("VolumeMode", "string", ".spec.volumeMode", 1),
         ],
+        generation: false,
         ..of::<core::v1::PersistentVolumeClaim>()
     },
     CoreKind {
@@ -376,6 +398,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             AGE,
             ("VolumeMode", "string", ".spec.volumeMode", 1),
         ],
+        generation: false,
         ..of::<core::v1::PersistentVolume>()
     },
     CoreKind {
@@ -425,6 +448,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ("Limit", "string", "printer:labels:.spec.hard", 0),
             AGE,
         ],
+        generation: false,
         ..of::<core::v1::ResourceQuota>()
     },
     CoreKind {
@@ -453,6 +477,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ("Revision", "string", ".revision", 0),
             AGE,
         ],
+        generation: false,
         ..of::<apps::v1::ControllerRevision>()
     },
     CoreKind {
@@ -570,6 +595,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ),
             AGE,
         ],
+        also_served: &[("v1", generate::<autoscaling::v1::HorizontalPodAutoscaler>)],
         ..of::<autoscaling::v2::HorizontalPodAutoscaler>()
     },
     CoreKind {
@@ -747,18 +773,22 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
     },
     CoreKind {
         columns: BINDING_COLUMNS,
+        generation: false,
         ..of::<rbac::v1::ClusterRoleBinding>()
     },
     CoreKind {
         columns: &[CREATED_AT],
+        generation: false,
         ..of::<rbac::v1::ClusterRole>()
     },
     CoreKind {
         columns: BINDING_COLUMNS,
+        generation: false,
         ..of::<rbac::v1::RoleBinding>()
     },
     CoreKind {
         columns: &[CREATED_AT],
+        generation: false,
         ..of::<rbac::v1::Role>()
     },
     CoreKind {
@@ -784,6 +814,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
         ..of::<storage::v1::CSIDriver>()
     },
     CoreKind {
+        status: true,
         columns: &[
             ("Drivers", "integer", "printer:count:.spec.drivers", 0),
             AGE,
@@ -803,12 +834,13 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ("AllowVolumeExpansion", "string", ".allowVolumeExpansion", 0),
             AGE,
         ],
+        generation: false,
         ..of::<storage::v1::StorageClass>()
     },
     CoreKind {
         status: true,
         columns: &[
-            ("Attacher", "string", ".spec.attacher", 0),
+            ("Attacher", "string", "printer:name-of:.spec.attacher", 0),
             ("PV", "string", ".spec.source.persistentVolumeName", 0),
             ("Node", "string", ".spec.nodeName", 0),
             ("Attached", "boolean", ".status.attached", 0),
@@ -902,10 +934,12 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
     },
     CoreKind {
         columns: &[("Holder", "string", ".spec.holderIdentity", 0), AGE],
+        generation: false,
         ..of::<coordination::v1::Lease>()
     },
     CoreKind {
         columns: &[("Handler", "string", ".handler", 0), AGE],
+        generation: false,
         ..of::<node::v1::RuntimeClass>()
     },
     CoreKind {

@@ -2,6 +2,7 @@
 //! like any other kind. Schemas come from k8s-openapi, inlined into one structural schema.
 
 mod column;
+pub(crate) mod conversion;
 mod kinds;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -15,6 +16,9 @@ use serde_json::{Value, json};
 
 use crate::crd::schema::finalize;
 use kinds::{CORE_KINDS, CoreKind};
+
+/// Marks the definition of a built-in kind whose objects carry no `metadata.generation`.
+pub const NO_GENERATION_ANNOTATION: &str = "internal.flotilla.io/no-generation";
 
 /// CRD-shaped definitions of every built-in kind kube-apiserver 1.37 serves by default (its
 /// storable ones), with kubectl's names, short names, categories, subresources and columns. The
@@ -52,9 +56,16 @@ fn definition(kind: &CoreKind) -> CustomResourceDefinition {
             })
             .collect()
     });
+    // The engine reads this to leave `metadata.generation` unset, as kube does for the kind.
+    let annotations = (!kind.generation).then(|| {
+        [(NO_GENERATION_ANNOTATION.to_string(), "true".to_string())]
+            .into_iter()
+            .collect()
+    });
     CustomResourceDefinition {
         metadata: ObjectMeta {
             name: Some(name),
+            annotations,
             ..ObjectMeta::default()
         },
         spec: CustomResourceDefinitionSpec {
@@ -73,19 +84,27 @@ fn definition(kind: &CoreKind) -> CustomResourceDefinition {
                 "Cluster"
             }
             .into(),
-            versions: vec![CustomResourceDefinitionVersion {
-                name: kind.version.into(),
-                served: true,
-                storage: true,
-                additional_printer_columns: Some(column::definitions(kind.columns)),
-                schema: Some(CustomResourceValidation {
-                    open_api_v3_schema: Some(schema(kind)),
-                }),
-                selectable_fields,
-                subresources,
-                deprecated: None,
-                deprecation_warning: None,
-            }],
+            versions: std::iter::once((kind.version, schema(kind)))
+                .chain(kind.also_served.iter().map(|(version, generate)| {
+                    let mut older = generate();
+                    finalize(&mut older);
+                    let older = serde_json::from_value(older).expect("generated schema");
+                    (*version, older)
+                }))
+                .map(|(version, schema)| CustomResourceDefinitionVersion {
+                    name: version.into(),
+                    served: true,
+                    storage: version == kind.version,
+                    additional_printer_columns: Some(column::definitions(kind.columns)),
+                    schema: Some(CustomResourceValidation {
+                        open_api_v3_schema: Some(schema),
+                    }),
+                    selectable_fields: selectable_fields.clone(),
+                    subresources: subresources.clone(),
+                    deprecated: None,
+                    deprecation_warning: None,
+                })
+                .collect(),
             conversion: None,
             preserve_unknown_fields: None,
         },
@@ -123,6 +142,7 @@ fn schema(kind: &CoreKind) -> JSONSchemaProps {
             "/properties/spec/properties/type",
             json!("ClusterIP"),
         ),
+        "Secret" => set_default(&mut schema, "/properties/type", json!("Opaque")),
         _ => {}
     }
     serde_json::from_value(schema).expect("generated schema is a JSONSchemaProps")

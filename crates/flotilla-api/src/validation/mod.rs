@@ -3,6 +3,7 @@
 //! (so a half-valid object still gets every error) and reports Kubernetes-style field errors.
 
 mod common;
+mod core;
 mod crd;
 mod eviction;
 pub(crate) mod format;
@@ -91,6 +92,12 @@ pub fn validate(
         (KARPENTER_GROUP, "NodePool") => nodes::validate_node_pool(new, old),
         (KARPENTER_GROUP, "NodeClaim") => nodes::validate_node_claim(new, old),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
+        ("", "ConfigMap") => core::validate_config_map(new),
+        ("", "Secret") => core::validate_secret(new),
+        ("", "ReplicationController") => core::validate_replication_controller(new),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+            core::validate_workload_selector(new)
+        }
         _ => Vec::new(),
     }
 }

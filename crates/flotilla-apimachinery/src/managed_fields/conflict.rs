@@ -89,7 +89,7 @@ impl ApplyConflicts {
             .iter()
             .map(|conflict| {
                 json!({
-                    "type": "FieldManagerConflict",
+                    "reason": "FieldManagerConflict",
                     "message": format!("conflict with {}", conflict.manager_description()),
                     "field": conflict.field,
                 })

@@ -287,7 +287,7 @@ fn conflict_with_another_applier_has_kubes_message() {
     assert_eq!(
         conflicts.causes(),
         [
-            json!({"type": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.replicas"})
+            json!({"reason": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.replicas"})
         ]
     );
 }
@@ -519,7 +519,7 @@ fn client_side_apply_then_server_side_apply() {
     assert_eq!(
         conflicts.causes(),
         [json!({
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": "conflict with \"kubectl-client-side-apply\" using apps/v1",
             "field": ".spec.replicas"
         })]

@@ -2,8 +2,8 @@
 //! that no JSONPath can express (counts, `ready/total`, ports, selectors, pod and node status).
 //!
 //! A built-in kind's printer column names one in its `jsonPath` as `printer:NAME` or
-//! `printer:NAME:ARGS` (a user CRD cannot: that is no valid JSONPath). Each printer is a pure
-//! function of the object (and the clock, for ages).
+//! `printer:NAME:ARGS` (the registry drops such columns from user CRDs: that is no valid
+//! JSONPath). Each printer is a pure function of the object (and the clock, for ages).
 
 use jiff::Timestamp;
 use serde_json::{Map, Value};
@@ -13,6 +13,9 @@ use crate::selector::from_label_selector_json;
 
 /// The marker of a computed column's `jsonPath`.
 pub const PREFIX: &str = "printer:";
+
+/// A built-in kind's own `Name` column, wherever its table puts it.
+pub const NAME_COLUMN: &str = "printer:name";
 
 /// The cell a `printer:` column shows for `obj`.
 pub fn cell(spec: &str, obj: &Value, now: Timestamp) -> Value {
@@ -37,7 +40,13 @@ pub fn cell(spec: &str, obj: &Value, now: Timestamp) -> Value {
             text(format!("{}/{}", int(first(a, obj)), int(first(b, obj))))
         }
         "int" => text(int(first(args, obj)).to_string()),
-        "text" => text(
+        "name" => text(
+            obj.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        ),
+        "text" | "name-of" => text(
             first(args, obj)
                 .and_then(Value::as_str)
                 .unwrap_or_default()

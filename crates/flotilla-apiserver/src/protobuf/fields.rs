@@ -28,6 +28,28 @@ pub(super) fn root(api_version: &str, kind: &str) -> Option<&'static str> {
         ("v1", "Pod") => "api.core.v1.Pod",
         ("apps/v1", "ReplicaSet") => "api.apps.v1.ReplicaSet",
         ("policy/v1", "PodDisruptionBudget") => "api.policy.v1.PodDisruptionBudget",
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => "api.autoscaling.v1.HorizontalPodAutoscaler",
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => "api.autoscaling.v2.HorizontalPodAutoscaler",
+        ("autoscaling/v1", "Scale") => "api.autoscaling.v1.Scale",
+        ("batch/v1", "CronJob") => "api.batch.v1.CronJob",
+        ("v1", "ReplicationController") => "api.core.v1.ReplicationController",
+        ("v1", "ResourceQuota") => "api.core.v1.ResourceQuota",
+        ("v1", "LimitRange") => "api.core.v1.LimitRange",
+        ("v1", "PersistentVolumeClaim") => "api.core.v1.PersistentVolumeClaim",
+        ("v1", "PersistentVolume") => "api.core.v1.PersistentVolume",
+        ("v1", "Endpoints") => "api.core.v1.Endpoints",
+        ("v1", "PodTemplate") => "api.core.v1.PodTemplate",
+        ("discovery/v1", "EndpointSlice") => "api.discovery.v1.EndpointSlice",
+        ("networking/v1", "NetworkPolicy") => "api.networking.v1.NetworkPolicy",
+        ("networking/v1", "Ingress") => "api.networking.v1.Ingress",
+        ("networking/v1", "IngressClass") => "api.networking.v1.IngressClass",
+        ("scheduling/v1", "PriorityClass") => "api.scheduling.v1.PriorityClass",
+        ("storage/v1", "StorageClass") => "api.storage.v1.StorageClass",
+        ("admissionregistration/v1", "ValidatingWebhookConfiguration") => "api.admissionregistration.v1.ValidatingWebhookConfiguration",
+        ("admissionregistration/v1", "MutatingWebhookConfiguration") => "api.admissionregistration.v1.MutatingWebhookConfiguration",
+        ("apps/v1", "ControllerRevision") => "api.apps.v1.ControllerRevision",
+        ("node/v1", "RuntimeClass") => "api.node.v1.RuntimeClass",
+        ("policy/v1", "Eviction") => "api.policy.v1.Eviction",
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => "api.authorization.v1.SelfSubjectAccessReview",
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => "api.authorization.v1.SelfSubjectRulesReview",
         ("authentication.k8s.io/v1", "SelfSubjectReview") => "api.authentication.v1.SelfSubjectReview",
@@ -39,12 +61,77 @@ pub(super) fn root(api_version: &str, kind: &str) -> Option<&'static str> {
 #[rustfmt::skip]
 pub(super) fn message(name: &str) -> Option<&'static [F]> {
     Some(match name {
+        "api.admissionregistration.v1.MatchCondition" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "expression", ty: T::Str, repeated: false },
+        ],
+        "api.admissionregistration.v1.MutatingWebhook" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "clientConfig", ty: T::Msg("api.admissionregistration.v1.WebhookClientConfig"), repeated: false },
+            F { tag: 3, name: "rules", ty: T::Msg("api.admissionregistration.v1.RuleWithOperations"), repeated: true },
+            F { tag: 4, name: "failurePolicy", ty: T::Str, repeated: false },
+            F { tag: 5, name: "namespaceSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 6, name: "sideEffects", ty: T::Str, repeated: false },
+            F { tag: 7, name: "timeoutSeconds", ty: T::Int, repeated: false },
+            F { tag: 8, name: "admissionReviewVersions", ty: T::Str, repeated: true },
+            F { tag: 9, name: "matchPolicy", ty: T::Str, repeated: false },
+            F { tag: 10, name: "reinvocationPolicy", ty: T::Str, repeated: false },
+            F { tag: 11, name: "objectSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 12, name: "matchConditions", ty: T::Msg("api.admissionregistration.v1.MatchCondition"), repeated: true },
+        ],
+        "api.admissionregistration.v1.MutatingWebhookConfiguration" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "webhooks", ty: T::Msg("api.admissionregistration.v1.MutatingWebhook"), repeated: true },
+        ],
+        "api.admissionregistration.v1.Rule" => &[
+            F { tag: 1, name: "apiGroups", ty: T::Str, repeated: true },
+            F { tag: 2, name: "apiVersions", ty: T::Str, repeated: true },
+            F { tag: 3, name: "resources", ty: T::Str, repeated: true },
+            F { tag: 4, name: "scope", ty: T::Str, repeated: false },
+        ],
+        "api.admissionregistration.v1.RuleWithOperations" => &[
+            F { tag: 1, name: "operations", ty: T::Str, repeated: true },
+            F { tag: 2, name: "rule", ty: T::Msg("api.admissionregistration.v1.Rule"), repeated: false },
+        ],
+        "api.admissionregistration.v1.ServiceReference" => &[
+            F { tag: 1, name: "namespace", ty: T::Str, repeated: false },
+            F { tag: 2, name: "name", ty: T::Str, repeated: false },
+            F { tag: 3, name: "path", ty: T::Str, repeated: false },
+            F { tag: 4, name: "port", ty: T::Int, repeated: false },
+        ],
+        "api.admissionregistration.v1.ValidatingWebhook" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "clientConfig", ty: T::Msg("api.admissionregistration.v1.WebhookClientConfig"), repeated: false },
+            F { tag: 3, name: "rules", ty: T::Msg("api.admissionregistration.v1.RuleWithOperations"), repeated: true },
+            F { tag: 4, name: "failurePolicy", ty: T::Str, repeated: false },
+            F { tag: 5, name: "namespaceSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 6, name: "sideEffects", ty: T::Str, repeated: false },
+            F { tag: 7, name: "timeoutSeconds", ty: T::Int, repeated: false },
+            F { tag: 8, name: "admissionReviewVersions", ty: T::Str, repeated: true },
+            F { tag: 9, name: "matchPolicy", ty: T::Str, repeated: false },
+            F { tag: 10, name: "objectSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 11, name: "matchConditions", ty: T::Msg("api.admissionregistration.v1.MatchCondition"), repeated: true },
+        ],
+        "api.admissionregistration.v1.ValidatingWebhookConfiguration" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "webhooks", ty: T::Msg("api.admissionregistration.v1.ValidatingWebhook"), repeated: true },
+        ],
+        "api.admissionregistration.v1.WebhookClientConfig" => &[
+            F { tag: 1, name: "service", ty: T::Msg("api.admissionregistration.v1.ServiceReference"), repeated: false },
+            F { tag: 2, name: "caBundle", ty: T::Bytes, repeated: false },
+            F { tag: 3, name: "url", ty: T::Str, repeated: false },
+        ],
+        "api.apps.v1.ControllerRevision" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "data", ty: T::RawJson, repeated: false },
+            F { tag: 3, name: "revision", ty: T::Int, repeated: false },
+        ],
         "api.apps.v1.DaemonSet" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
             F { tag: 2, name: "spec", ty: T::Msg("api.apps.v1.DaemonSetSpec"), repeated: false },
             F { tag: 3, name: "status", ty: T::Msg("api.apps.v1.DaemonSetStatus"), repeated: false },
         ],
-        "api.apps.v1.DaemonSetCondition" | "api.apps.v1.ReplicaSetCondition" | "api.apps.v1.StatefulSetCondition" => &[
+        "api.apps.v1.DaemonSetCondition" | "api.apps.v1.ReplicaSetCondition" | "api.apps.v1.StatefulSetCondition" | "api.autoscaling.v2.HorizontalPodAutoscalerCondition" | "api.core.v1.ReplicationControllerCondition" => &[
             F { tag: 1, name: "type", ty: T::Str, repeated: false },
             F { tag: 2, name: "status", ty: T::Str, repeated: false },
             F { tag: 3, name: "lastTransitionTime", ty: T::Time, repeated: false },
@@ -259,6 +346,163 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "incomplete", ty: T::Bool, repeated: false },
             F { tag: 4, name: "evaluationError", ty: T::Str, repeated: false },
         ],
+        "api.autoscaling.v1.CrossVersionObjectReference" | "api.autoscaling.v2.CrossVersionObjectReference" => &[
+            F { tag: 1, name: "kind", ty: T::Str, repeated: false },
+            F { tag: 2, name: "name", ty: T::Str, repeated: false },
+            F { tag: 3, name: "apiVersion", ty: T::Str, repeated: false },
+        ],
+        "api.autoscaling.v1.HorizontalPodAutoscaler" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.autoscaling.v1.HorizontalPodAutoscalerSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.autoscaling.v1.HorizontalPodAutoscalerStatus"), repeated: false },
+        ],
+        "api.autoscaling.v1.HorizontalPodAutoscalerSpec" => &[
+            F { tag: 1, name: "scaleTargetRef", ty: T::Msg("api.autoscaling.v1.CrossVersionObjectReference"), repeated: false },
+            F { tag: 2, name: "minReplicas", ty: T::Int, repeated: false },
+            F { tag: 3, name: "maxReplicas", ty: T::Int, repeated: false },
+            F { tag: 4, name: "targetCpuUtilizationPercentage", ty: T::Int, repeated: false },
+        ],
+        "api.autoscaling.v1.HorizontalPodAutoscalerStatus" => &[
+            F { tag: 1, name: "observedGeneration", ty: T::Int, repeated: false },
+            F { tag: 2, name: "lastScaleTime", ty: T::Time, repeated: false },
+            F { tag: 3, name: "currentReplicas", ty: T::Int, repeated: false },
+            F { tag: 4, name: "desiredReplicas", ty: T::Int, repeated: false },
+            F { tag: 5, name: "currentCpuUtilizationPercentage", ty: T::Int, repeated: false },
+        ],
+        "api.autoscaling.v1.Scale" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.autoscaling.v1.ScaleSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.autoscaling.v1.ScaleStatus"), repeated: false },
+        ],
+        "api.autoscaling.v1.ScaleSpec" => &[
+            F { tag: 1, name: "replicas", ty: T::Int, repeated: false },
+        ],
+        "api.autoscaling.v1.ScaleStatus" => &[
+            F { tag: 1, name: "replicas", ty: T::Int, repeated: false },
+            F { tag: 2, name: "selector", ty: T::Str, repeated: false },
+        ],
+        "api.autoscaling.v2.ContainerResourceMetricSource" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "target", ty: T::Msg("api.autoscaling.v2.MetricTarget"), repeated: false },
+            F { tag: 3, name: "container", ty: T::Str, repeated: false },
+        ],
+        "api.autoscaling.v2.ContainerResourceMetricStatus" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "current", ty: T::Msg("api.autoscaling.v2.MetricValueStatus"), repeated: false },
+            F { tag: 3, name: "container", ty: T::Str, repeated: false },
+        ],
+        "api.autoscaling.v2.ExternalMetricSource" | "api.autoscaling.v2.PodsMetricSource" => &[
+            F { tag: 1, name: "metric", ty: T::Msg("api.autoscaling.v2.MetricIdentifier"), repeated: false },
+            F { tag: 2, name: "target", ty: T::Msg("api.autoscaling.v2.MetricTarget"), repeated: false },
+        ],
+        "api.autoscaling.v2.ExternalMetricStatus" | "api.autoscaling.v2.PodsMetricStatus" => &[
+            F { tag: 1, name: "metric", ty: T::Msg("api.autoscaling.v2.MetricIdentifier"), repeated: false },
+            F { tag: 2, name: "current", ty: T::Msg("api.autoscaling.v2.MetricValueStatus"), repeated: false },
+        ],
+        "api.autoscaling.v2.HorizontalPodAutoscaler" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.autoscaling.v2.HorizontalPodAutoscalerSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.autoscaling.v2.HorizontalPodAutoscalerStatus"), repeated: false },
+        ],
+        "api.autoscaling.v2.HorizontalPodAutoscalerBehavior" => &[
+            F { tag: 1, name: "scaleUp", ty: T::Msg("api.autoscaling.v2.HpaScalingRules"), repeated: false },
+            F { tag: 2, name: "scaleDown", ty: T::Msg("api.autoscaling.v2.HpaScalingRules"), repeated: false },
+        ],
+        "api.autoscaling.v2.HorizontalPodAutoscalerSpec" => &[
+            F { tag: 1, name: "scaleTargetRef", ty: T::Msg("api.autoscaling.v2.CrossVersionObjectReference"), repeated: false },
+            F { tag: 2, name: "minReplicas", ty: T::Int, repeated: false },
+            F { tag: 3, name: "maxReplicas", ty: T::Int, repeated: false },
+            F { tag: 4, name: "metrics", ty: T::Msg("api.autoscaling.v2.MetricSpec"), repeated: true },
+            F { tag: 5, name: "behavior", ty: T::Msg("api.autoscaling.v2.HorizontalPodAutoscalerBehavior"), repeated: false },
+        ],
+        "api.autoscaling.v2.HorizontalPodAutoscalerStatus" => &[
+            F { tag: 1, name: "observedGeneration", ty: T::Int, repeated: false },
+            F { tag: 2, name: "lastScaleTime", ty: T::Time, repeated: false },
+            F { tag: 3, name: "currentReplicas", ty: T::Int, repeated: false },
+            F { tag: 4, name: "desiredReplicas", ty: T::Int, repeated: false },
+            F { tag: 5, name: "currentMetrics", ty: T::Msg("api.autoscaling.v2.MetricStatus"), repeated: true },
+            F { tag: 6, name: "conditions", ty: T::Msg("api.autoscaling.v2.HorizontalPodAutoscalerCondition"), repeated: true },
+        ],
+        "api.autoscaling.v2.HpaScalingPolicy" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "value", ty: T::Int, repeated: false },
+            F { tag: 3, name: "periodSeconds", ty: T::Int, repeated: false },
+        ],
+        "api.autoscaling.v2.HpaScalingRules" => &[
+            F { tag: 1, name: "selectPolicy", ty: T::Str, repeated: false },
+            F { tag: 2, name: "policies", ty: T::Msg("api.autoscaling.v2.HpaScalingPolicy"), repeated: true },
+            F { tag: 3, name: "stabilizationWindowSeconds", ty: T::Int, repeated: false },
+            F { tag: 4, name: "tolerance", ty: T::Quantity, repeated: false },
+        ],
+        "api.autoscaling.v2.MetricIdentifier" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "selector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+        ],
+        "api.autoscaling.v2.MetricSpec" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "object", ty: T::Msg("api.autoscaling.v2.ObjectMetricSource"), repeated: false },
+            F { tag: 3, name: "pods", ty: T::Msg("api.autoscaling.v2.PodsMetricSource"), repeated: false },
+            F { tag: 4, name: "resource", ty: T::Msg("api.autoscaling.v2.ResourceMetricSource"), repeated: false },
+            F { tag: 5, name: "external", ty: T::Msg("api.autoscaling.v2.ExternalMetricSource"), repeated: false },
+            F { tag: 7, name: "containerResource", ty: T::Msg("api.autoscaling.v2.ContainerResourceMetricSource"), repeated: false },
+        ],
+        "api.autoscaling.v2.MetricStatus" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "object", ty: T::Msg("api.autoscaling.v2.ObjectMetricStatus"), repeated: false },
+            F { tag: 3, name: "pods", ty: T::Msg("api.autoscaling.v2.PodsMetricStatus"), repeated: false },
+            F { tag: 4, name: "resource", ty: T::Msg("api.autoscaling.v2.ResourceMetricStatus"), repeated: false },
+            F { tag: 5, name: "external", ty: T::Msg("api.autoscaling.v2.ExternalMetricStatus"), repeated: false },
+            F { tag: 7, name: "containerResource", ty: T::Msg("api.autoscaling.v2.ContainerResourceMetricStatus"), repeated: false },
+        ],
+        "api.autoscaling.v2.MetricTarget" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "value", ty: T::Quantity, repeated: false },
+            F { tag: 3, name: "averageValue", ty: T::Quantity, repeated: false },
+            F { tag: 4, name: "averageUtilization", ty: T::Int, repeated: false },
+        ],
+        "api.autoscaling.v2.MetricValueStatus" => &[
+            F { tag: 1, name: "value", ty: T::Quantity, repeated: false },
+            F { tag: 2, name: "averageValue", ty: T::Quantity, repeated: false },
+            F { tag: 3, name: "averageUtilization", ty: T::Int, repeated: false },
+        ],
+        "api.autoscaling.v2.ObjectMetricSource" => &[
+            F { tag: 1, name: "describedObject", ty: T::Msg("api.autoscaling.v2.CrossVersionObjectReference"), repeated: false },
+            F { tag: 2, name: "target", ty: T::Msg("api.autoscaling.v2.MetricTarget"), repeated: false },
+            F { tag: 3, name: "metric", ty: T::Msg("api.autoscaling.v2.MetricIdentifier"), repeated: false },
+        ],
+        "api.autoscaling.v2.ObjectMetricStatus" => &[
+            F { tag: 1, name: "metric", ty: T::Msg("api.autoscaling.v2.MetricIdentifier"), repeated: false },
+            F { tag: 2, name: "current", ty: T::Msg("api.autoscaling.v2.MetricValueStatus"), repeated: false },
+            F { tag: 3, name: "describedObject", ty: T::Msg("api.autoscaling.v2.CrossVersionObjectReference"), repeated: false },
+        ],
+        "api.autoscaling.v2.ResourceMetricSource" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "target", ty: T::Msg("api.autoscaling.v2.MetricTarget"), repeated: false },
+        ],
+        "api.autoscaling.v2.ResourceMetricStatus" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "current", ty: T::Msg("api.autoscaling.v2.MetricValueStatus"), repeated: false },
+        ],
+        "api.batch.v1.CronJob" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.batch.v1.CronJobSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.batch.v1.CronJobStatus"), repeated: false },
+        ],
+        "api.batch.v1.CronJobSpec" => &[
+            F { tag: 1, name: "schedule", ty: T::Str, repeated: false },
+            F { tag: 2, name: "startingDeadlineSeconds", ty: T::Int, repeated: false },
+            F { tag: 3, name: "concurrencyPolicy", ty: T::Str, repeated: false },
+            F { tag: 4, name: "suspend", ty: T::Bool, repeated: false },
+            F { tag: 5, name: "jobTemplate", ty: T::Msg("api.batch.v1.JobTemplateSpec"), repeated: false },
+            F { tag: 6, name: "successfulJobsHistoryLimit", ty: T::Int, repeated: false },
+            F { tag: 7, name: "failedJobsHistoryLimit", ty: T::Int, repeated: false },
+            F { tag: 8, name: "timeZone", ty: T::Str, repeated: false },
+        ],
+        "api.batch.v1.CronJobStatus" => &[
+            F { tag: 1, name: "active", ty: T::Msg("api.core.v1.ObjectReference"), repeated: true },
+            F { tag: 4, name: "lastScheduleTime", ty: T::Time, repeated: false },
+            F { tag: 5, name: "lastSuccessfulTime", ty: T::Time, repeated: false },
+        ],
         "api.batch.v1.Job" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
             F { tag: 2, name: "spec", ty: T::Msg("api.batch.v1.JobSpec"), repeated: false },
@@ -302,6 +546,10 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 9, name: "ready", ty: T::Int, repeated: false },
             F { tag: 10, name: "failedIndexes", ty: T::Str, repeated: false },
             F { tag: 11, name: "terminating", ty: T::Int, repeated: false },
+        ],
+        "api.batch.v1.JobTemplateSpec" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.batch.v1.JobSpec"), repeated: false },
         ],
         "api.batch.v1.PodFailurePolicy" => &[
             F { tag: 1, name: "rules", ty: T::Msg("api.batch.v1.PodFailurePolicyRule"), repeated: true },
@@ -371,10 +619,28 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 5, name: "readOnly", ty: T::Bool, repeated: false },
             F { tag: 6, name: "kind", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.AzureFilePersistentVolumeSource" => &[
+            F { tag: 1, name: "secretName", ty: T::Str, repeated: false },
+            F { tag: 2, name: "shareName", ty: T::Str, repeated: false },
+            F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "secretNamespace", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.AzureFileVolumeSource" => &[
             F { tag: 1, name: "secretName", ty: T::Str, repeated: false },
             F { tag: 2, name: "shareName", ty: T::Str, repeated: false },
             F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
+        ],
+        "api.core.v1.CSIPersistentVolumeSource" => &[
+            F { tag: 1, name: "driver", ty: T::Str, repeated: false },
+            F { tag: 2, name: "volumeHandle", ty: T::Str, repeated: false },
+            F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 5, name: "volumeAttributes", ty: T::Map(&T::Str), repeated: false },
+            F { tag: 6, name: "controllerPublishSecretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 7, name: "nodeStageSecretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 8, name: "nodePublishSecretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 9, name: "controllerExpandSecretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 10, name: "nodeExpandSecretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
         ],
         "api.core.v1.CSIVolumeSource" => &[
             F { tag: 1, name: "driver", ty: T::Str, repeated: false },
@@ -387,6 +653,14 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "add", ty: T::Str, repeated: true },
             F { tag: 2, name: "drop", ty: T::Str, repeated: true },
         ],
+        "api.core.v1.CephFsPersistentVolumeSource" => &[
+            F { tag: 1, name: "monitors", ty: T::Str, repeated: true },
+            F { tag: 2, name: "path", ty: T::Str, repeated: false },
+            F { tag: 3, name: "user", ty: T::Str, repeated: false },
+            F { tag: 4, name: "secretFile", ty: T::Str, repeated: false },
+            F { tag: 5, name: "secretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 6, name: "readOnly", ty: T::Bool, repeated: false },
+        ],
         "api.core.v1.CephFsVolumeSource" => &[
             F { tag: 1, name: "monitors", ty: T::Str, repeated: true },
             F { tag: 2, name: "path", ty: T::Str, repeated: false },
@@ -394,6 +668,12 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 4, name: "secretFile", ty: T::Str, repeated: false },
             F { tag: 5, name: "secretRef", ty: T::Msg("api.core.v1.LocalObjectReference"), repeated: false },
             F { tag: 6, name: "readOnly", ty: T::Bool, repeated: false },
+        ],
+        "api.core.v1.CinderPersistentVolumeSource" => &[
+            F { tag: 1, name: "volumeId", ty: T::Str, repeated: false },
+            F { tag: 2, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "secretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
         ],
         "api.core.v1.CinderVolumeSource" => &[
             F { tag: 1, name: "volumeId", ty: T::Str, repeated: false },
@@ -560,6 +840,27 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "medium", ty: T::Str, repeated: false },
             F { tag: 2, name: "sizeLimit", ty: T::Quantity, repeated: false },
         ],
+        "api.core.v1.EndpointAddress" => &[
+            F { tag: 1, name: "ip", ty: T::Str, repeated: false },
+            F { tag: 2, name: "targetRef", ty: T::Msg("api.core.v1.ObjectReference"), repeated: false },
+            F { tag: 3, name: "hostname", ty: T::Str, repeated: false },
+            F { tag: 4, name: "nodeName", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.EndpointPort" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "port", ty: T::Int, repeated: false },
+            F { tag: 3, name: "protocol", ty: T::Str, repeated: false },
+            F { tag: 4, name: "appProtocol", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.EndpointSubset" => &[
+            F { tag: 1, name: "addresses", ty: T::Msg("api.core.v1.EndpointAddress"), repeated: true },
+            F { tag: 2, name: "notReadyAddresses", ty: T::Msg("api.core.v1.EndpointAddress"), repeated: true },
+            F { tag: 3, name: "ports", ty: T::Msg("api.core.v1.EndpointPort"), repeated: true },
+        ],
+        "api.core.v1.Endpoints" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "subsets", ty: T::Msg("api.core.v1.EndpointSubset"), repeated: true },
+        ],
         "api.core.v1.EnvFromSource" => &[
             F { tag: 1, name: "prefix", ty: T::Str, repeated: false },
             F { tag: 2, name: "configMapRef", ty: T::Msg("api.core.v1.ConfigMapEnvSource"), repeated: false },
@@ -625,6 +926,13 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "key", ty: T::Str, repeated: false },
             F { tag: 4, name: "optional", ty: T::Bool, repeated: false },
         ],
+        "api.core.v1.FlexPersistentVolumeSource" => &[
+            F { tag: 1, name: "driver", ty: T::Str, repeated: false },
+            F { tag: 2, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 3, name: "secretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 4, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 5, name: "options", ty: T::Map(&T::Str), repeated: false },
+        ],
         "api.core.v1.FlexVolumeSource" => &[
             F { tag: 1, name: "driver", ty: T::Str, repeated: false },
             F { tag: 2, name: "fsType", ty: T::Str, repeated: false },
@@ -646,6 +954,12 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "repository", ty: T::Str, repeated: false },
             F { tag: 2, name: "revision", ty: T::Str, repeated: false },
             F { tag: 3, name: "directory", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.GlusterfsPersistentVolumeSource" => &[
+            F { tag: 1, name: "endpoints", ty: T::Str, repeated: false },
+            F { tag: 2, name: "path", ty: T::Str, repeated: false },
+            F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "endpointsNamespace", ty: T::Str, repeated: false },
         ],
         "api.core.v1.GlusterfsVolumeSource" => &[
             F { tag: 1, name: "endpoints", ty: T::Str, repeated: false },
@@ -682,6 +996,19 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "reference", ty: T::Str, repeated: false },
             F { tag: 2, name: "pullPolicy", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.IscsiPersistentVolumeSource" => &[
+            F { tag: 1, name: "targetPortal", ty: T::Str, repeated: false },
+            F { tag: 2, name: "iqn", ty: T::Str, repeated: false },
+            F { tag: 3, name: "lun", ty: T::Int, repeated: false },
+            F { tag: 4, name: "iscsiInterface", ty: T::Str, repeated: false },
+            F { tag: 5, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 6, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 7, name: "portals", ty: T::Str, repeated: true },
+            F { tag: 8, name: "chapAuthDiscovery", ty: T::Bool, repeated: false },
+            F { tag: 10, name: "secretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 11, name: "chapAuthSession", ty: T::Bool, repeated: false },
+            F { tag: 12, name: "initiatorName", ty: T::Str, repeated: false },
+        ],
         "api.core.v1.IscsiVolumeSource" => &[
             F { tag: 1, name: "targetPortal", ty: T::Str, repeated: false },
             F { tag: 2, name: "iqn", ty: T::Str, repeated: false },
@@ -711,6 +1038,21 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "tcpSocket", ty: T::Msg("api.core.v1.TcpSocketAction"), repeated: false },
             F { tag: 4, name: "sleep", ty: T::Msg("api.core.v1.SleepAction"), repeated: false },
         ],
+        "api.core.v1.LimitRange" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.LimitRangeSpec"), repeated: false },
+        ],
+        "api.core.v1.LimitRangeItem" => &[
+            F { tag: 1, name: "type", ty: T::Str, repeated: false },
+            F { tag: 2, name: "max", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 3, name: "min", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 4, name: "default", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 5, name: "defaultRequest", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 6, name: "maxLimitRequestRatio", ty: T::Map(&T::Quantity), repeated: false },
+        ],
+        "api.core.v1.LimitRangeSpec" => &[
+            F { tag: 1, name: "limits", ty: T::Msg("api.core.v1.LimitRangeItem"), repeated: true },
+        ],
         "api.core.v1.LinuxContainerUser" => &[
             F { tag: 1, name: "uid", ty: T::Int, repeated: false },
             F { tag: 2, name: "gid", ty: T::Int, repeated: false },
@@ -725,8 +1067,12 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.LoadBalancerStatus" => &[
             F { tag: 1, name: "ingress", ty: T::Msg("api.core.v1.LoadBalancerIngress"), repeated: true },
         ],
-        "api.core.v1.LocalObjectReference" | "api.core.v1.PodOs" | "api.core.v1.PodSchedulingGate" => &[
+        "api.core.v1.LocalObjectReference" | "api.core.v1.PodOs" | "api.core.v1.PodSchedulingGate" | "api.discovery.v1.ForNode" | "api.discovery.v1.ForZone" => &[
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.LocalVolumeSource" => &[
+            F { tag: 1, name: "path", ty: T::Str, repeated: false },
+            F { tag: 2, name: "fsType", ty: T::Str, repeated: false },
         ],
         "api.core.v1.ModifyVolumeStatus" => &[
             F { tag: 1, name: "targetVolumeAttributesClassName", ty: T::Str, repeated: false },
@@ -866,6 +1212,11 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 6, name: "resourceVersion", ty: T::Str, repeated: false },
             F { tag: 7, name: "fieldPath", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.PersistentVolume" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.PersistentVolumeSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.core.v1.PersistentVolumeStatus"), repeated: false },
+        ],
         "api.core.v1.PersistentVolumeClaim" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
             F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.PersistentVolumeClaimSpec"), repeated: false },
@@ -899,6 +1250,48 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.PersistentVolumeClaimVolumeSource" => &[
             F { tag: 1, name: "claimName", ty: T::Str, repeated: false },
             F { tag: 2, name: "readOnly", ty: T::Bool, repeated: false },
+        ],
+        "api.core.v1.PersistentVolumeSource" => &[
+            F { tag: 1, name: "gcePersistentDisk", ty: T::Msg("api.core.v1.GcePersistentDiskVolumeSource"), repeated: false },
+            F { tag: 2, name: "awsElasticBlockStore", ty: T::Msg("api.core.v1.AwsElasticBlockStoreVolumeSource"), repeated: false },
+            F { tag: 3, name: "hostPath", ty: T::Msg("api.core.v1.HostPathVolumeSource"), repeated: false },
+            F { tag: 4, name: "glusterfs", ty: T::Msg("api.core.v1.GlusterfsPersistentVolumeSource"), repeated: false },
+            F { tag: 5, name: "nfs", ty: T::Msg("api.core.v1.NfsVolumeSource"), repeated: false },
+            F { tag: 6, name: "rbd", ty: T::Msg("api.core.v1.RbdPersistentVolumeSource"), repeated: false },
+            F { tag: 7, name: "iscsi", ty: T::Msg("api.core.v1.IscsiPersistentVolumeSource"), repeated: false },
+            F { tag: 8, name: "cinder", ty: T::Msg("api.core.v1.CinderPersistentVolumeSource"), repeated: false },
+            F { tag: 9, name: "cephfs", ty: T::Msg("api.core.v1.CephFsPersistentVolumeSource"), repeated: false },
+            F { tag: 10, name: "fc", ty: T::Msg("api.core.v1.FcVolumeSource"), repeated: false },
+            F { tag: 11, name: "flocker", ty: T::Msg("api.core.v1.FlockerVolumeSource"), repeated: false },
+            F { tag: 12, name: "flexVolume", ty: T::Msg("api.core.v1.FlexPersistentVolumeSource"), repeated: false },
+            F { tag: 13, name: "azureFile", ty: T::Msg("api.core.v1.AzureFilePersistentVolumeSource"), repeated: false },
+            F { tag: 14, name: "vsphereVolume", ty: T::Msg("api.core.v1.VsphereVirtualDiskVolumeSource"), repeated: false },
+            F { tag: 15, name: "quobyte", ty: T::Msg("api.core.v1.QuobyteVolumeSource"), repeated: false },
+            F { tag: 16, name: "azureDisk", ty: T::Msg("api.core.v1.AzureDiskVolumeSource"), repeated: false },
+            F { tag: 17, name: "photonPersistentDisk", ty: T::Msg("api.core.v1.PhotonPersistentDiskVolumeSource"), repeated: false },
+            F { tag: 18, name: "portworxVolume", ty: T::Msg("api.core.v1.PortworxVolumeSource"), repeated: false },
+            F { tag: 19, name: "scaleIo", ty: T::Msg("api.core.v1.ScaleIoPersistentVolumeSource"), repeated: false },
+            F { tag: 20, name: "local", ty: T::Msg("api.core.v1.LocalVolumeSource"), repeated: false },
+            F { tag: 21, name: "storageos", ty: T::Msg("api.core.v1.StorageOsPersistentVolumeSource"), repeated: false },
+            F { tag: 22, name: "csi", ty: T::Msg("api.core.v1.CSIPersistentVolumeSource"), repeated: false },
+        ],
+        "api.core.v1.PersistentVolumeSpec" => &[
+            F { tag: 1, name: "capacity", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 2, name: "", ty: T::Msg("api.core.v1.PersistentVolumeSource"), repeated: false },
+            F { tag: 3, name: "accessModes", ty: T::Str, repeated: true },
+            F { tag: 4, name: "claimRef", ty: T::Msg("api.core.v1.ObjectReference"), repeated: false },
+            F { tag: 5, name: "persistentVolumeReclaimPolicy", ty: T::Str, repeated: false },
+            F { tag: 6, name: "storageClassName", ty: T::Str, repeated: false },
+            F { tag: 7, name: "mountOptions", ty: T::Str, repeated: true },
+            F { tag: 8, name: "volumeMode", ty: T::Str, repeated: false },
+            F { tag: 9, name: "nodeAffinity", ty: T::Msg("api.core.v1.VolumeNodeAffinity"), repeated: false },
+            F { tag: 10, name: "volumeAttributesClassName", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.PersistentVolumeStatus" => &[
+            F { tag: 1, name: "phase", ty: T::Str, repeated: false },
+            F { tag: 2, name: "message", ty: T::Str, repeated: false },
+            F { tag: 3, name: "reason", ty: T::Str, repeated: false },
+            F { tag: 4, name: "lastPhaseTransitionTime", ty: T::Time, repeated: false },
         ],
         "api.core.v1.PhotonPersistentDiskVolumeSource" => &[
             F { tag: 1, name: "pdId", ty: T::Str, repeated: false },
@@ -1041,11 +1434,15 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 19, name: "allocatedResources", ty: T::Map(&T::Quantity), repeated: false },
             F { tag: 20, name: "resources", ty: T::Msg("api.core.v1.ResourceRequirements"), repeated: false },
         ],
+        "api.core.v1.PodTemplate" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "template", ty: T::Msg("api.core.v1.PodTemplateSpec"), repeated: false },
+        ],
         "api.core.v1.PodTemplateSpec" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
             F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.PodSpec"), repeated: false },
         ],
-        "api.core.v1.PortStatus" => &[
+        "api.core.v1.PortStatus" | "api.networking.v1.IngressPortStatus" => &[
             F { tag: 1, name: "port", ty: T::Int, repeated: false },
             F { tag: 2, name: "protocol", ty: T::Str, repeated: false },
             F { tag: 3, name: "error", ty: T::Str, repeated: false },
@@ -1086,6 +1483,16 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 5, name: "group", ty: T::Str, repeated: false },
             F { tag: 6, name: "tenant", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.RbdPersistentVolumeSource" => &[
+            F { tag: 1, name: "monitors", ty: T::Str, repeated: true },
+            F { tag: 2, name: "image", ty: T::Str, repeated: false },
+            F { tag: 3, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 4, name: "pool", ty: T::Str, repeated: false },
+            F { tag: 5, name: "user", ty: T::Str, repeated: false },
+            F { tag: 6, name: "keyring", ty: T::Str, repeated: false },
+            F { tag: 7, name: "secretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 8, name: "readOnly", ty: T::Bool, repeated: false },
+        ],
         "api.core.v1.RbdVolumeSource" => &[
             F { tag: 1, name: "monitors", ty: T::Str, repeated: true },
             F { tag: 2, name: "image", ty: T::Str, repeated: false },
@@ -1095,6 +1502,25 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 6, name: "keyring", ty: T::Str, repeated: false },
             F { tag: 7, name: "secretRef", ty: T::Msg("api.core.v1.LocalObjectReference"), repeated: false },
             F { tag: 8, name: "readOnly", ty: T::Bool, repeated: false },
+        ],
+        "api.core.v1.ReplicationController" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.ReplicationControllerSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.core.v1.ReplicationControllerStatus"), repeated: false },
+        ],
+        "api.core.v1.ReplicationControllerSpec" => &[
+            F { tag: 1, name: "replicas", ty: T::Int, repeated: false },
+            F { tag: 2, name: "selector", ty: T::Map(&T::Str), repeated: false },
+            F { tag: 3, name: "template", ty: T::Msg("api.core.v1.PodTemplateSpec"), repeated: false },
+            F { tag: 4, name: "minReadySeconds", ty: T::Int, repeated: false },
+        ],
+        "api.core.v1.ReplicationControllerStatus" => &[
+            F { tag: 1, name: "replicas", ty: T::Int, repeated: false },
+            F { tag: 2, name: "fullyLabeledReplicas", ty: T::Int, repeated: false },
+            F { tag: 3, name: "observedGeneration", ty: T::Int, repeated: false },
+            F { tag: 4, name: "readyReplicas", ty: T::Int, repeated: false },
+            F { tag: 5, name: "availableReplicas", ty: T::Int, repeated: false },
+            F { tag: 6, name: "conditions", ty: T::Msg("api.core.v1.ReplicationControllerCondition"), repeated: true },
         ],
         "api.core.v1.ResourceClaim" => &[
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
@@ -1109,6 +1535,20 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 1, name: "resourceId", ty: T::Str, repeated: false },
             F { tag: 2, name: "health", ty: T::Str, repeated: false },
         ],
+        "api.core.v1.ResourceQuota" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.core.v1.ResourceQuotaSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.core.v1.ResourceQuotaStatus"), repeated: false },
+        ],
+        "api.core.v1.ResourceQuotaSpec" => &[
+            F { tag: 1, name: "hard", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 2, name: "scopes", ty: T::Str, repeated: true },
+            F { tag: 3, name: "scopeSelector", ty: T::Msg("api.core.v1.ScopeSelector"), repeated: false },
+        ],
+        "api.core.v1.ResourceQuotaStatus" => &[
+            F { tag: 1, name: "hard", ty: T::Map(&T::Quantity), repeated: false },
+            F { tag: 2, name: "used", ty: T::Map(&T::Quantity), repeated: false },
+        ],
         "api.core.v1.ResourceRequirements" => &[
             F { tag: 1, name: "limits", ty: T::Map(&T::Quantity), repeated: false },
             F { tag: 2, name: "requests", ty: T::Map(&T::Quantity), repeated: false },
@@ -1117,6 +1557,18 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.ResourceStatus" => &[
             F { tag: 1, name: "name", ty: T::Str, repeated: false },
             F { tag: 2, name: "resources", ty: T::Msg("api.core.v1.ResourceHealth"), repeated: true },
+        ],
+        "api.core.v1.ScaleIoPersistentVolumeSource" => &[
+            F { tag: 1, name: "gateway", ty: T::Str, repeated: false },
+            F { tag: 2, name: "system", ty: T::Str, repeated: false },
+            F { tag: 3, name: "secretRef", ty: T::Msg("api.core.v1.SecretReference"), repeated: false },
+            F { tag: 4, name: "sslEnabled", ty: T::Bool, repeated: false },
+            F { tag: 5, name: "protectionDomain", ty: T::Str, repeated: false },
+            F { tag: 6, name: "storagePool", ty: T::Str, repeated: false },
+            F { tag: 7, name: "storageMode", ty: T::Str, repeated: false },
+            F { tag: 8, name: "volumeName", ty: T::Str, repeated: false },
+            F { tag: 9, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 10, name: "readOnly", ty: T::Bool, repeated: false },
         ],
         "api.core.v1.ScaleIoVolumeSource" => &[
             F { tag: 1, name: "gateway", ty: T::Str, repeated: false },
@@ -1130,6 +1582,14 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 9, name: "fsType", ty: T::Str, repeated: false },
             F { tag: 10, name: "readOnly", ty: T::Bool, repeated: false },
         ],
+        "api.core.v1.ScopeSelector" => &[
+            F { tag: 1, name: "matchExpressions", ty: T::Msg("api.core.v1.ScopedResourceSelectorRequirement"), repeated: true },
+        ],
+        "api.core.v1.ScopedResourceSelectorRequirement" => &[
+            F { tag: 1, name: "scopeName", ty: T::Str, repeated: false },
+            F { tag: 2, name: "operator", ty: T::Str, repeated: false },
+            F { tag: 3, name: "values", ty: T::Str, repeated: true },
+        ],
         "api.core.v1.SeLinuxOptions" => &[
             F { tag: 1, name: "user", ty: T::Str, repeated: false },
             F { tag: 2, name: "role", ty: T::Str, repeated: false },
@@ -1142,6 +1602,10 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "type", ty: T::Str, repeated: false },
             F { tag: 4, name: "stringData", ty: T::Map(&T::Str), repeated: false },
             F { tag: 5, name: "immutable", ty: T::Bool, repeated: false },
+        ],
+        "api.core.v1.SecretReference" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "namespace", ty: T::Str, repeated: false },
         ],
         "api.core.v1.SecretVolumeSource" => &[
             F { tag: 1, name: "secretName", ty: T::Str, repeated: false },
@@ -1219,6 +1683,13 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
         "api.core.v1.SleepAction" => &[
             F { tag: 1, name: "seconds", ty: T::Int, repeated: false },
         ],
+        "api.core.v1.StorageOsPersistentVolumeSource" => &[
+            F { tag: 1, name: "volumeName", ty: T::Str, repeated: false },
+            F { tag: 2, name: "volumeNamespace", ty: T::Str, repeated: false },
+            F { tag: 3, name: "fsType", ty: T::Str, repeated: false },
+            F { tag: 4, name: "readOnly", ty: T::Bool, repeated: false },
+            F { tag: 5, name: "secretRef", ty: T::Msg("api.core.v1.ObjectReference"), repeated: false },
+        ],
         "api.core.v1.StorageOsVolumeSource" => &[
             F { tag: 1, name: "volumeName", ty: T::Str, repeated: false },
             F { tag: 2, name: "volumeNamespace", ty: T::Str, repeated: false },
@@ -1242,6 +1713,13 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "value", ty: T::Str, repeated: false },
             F { tag: 4, name: "effect", ty: T::Str, repeated: false },
             F { tag: 5, name: "tolerationSeconds", ty: T::Int, repeated: false },
+        ],
+        "api.core.v1.TopologySelectorLabelRequirement" => &[
+            F { tag: 1, name: "key", ty: T::Str, repeated: false },
+            F { tag: 2, name: "values", ty: T::Str, repeated: true },
+        ],
+        "api.core.v1.TopologySelectorTerm" => &[
+            F { tag: 1, name: "matchLabelExpressions", ty: T::Msg("api.core.v1.TopologySelectorLabelRequirement"), repeated: true },
         ],
         "api.core.v1.TopologySpreadConstraint" => &[
             F { tag: 1, name: "maxSkew", ty: T::Int, repeated: false },
@@ -1282,6 +1760,9 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 2, name: "mountPath", ty: T::Str, repeated: false },
             F { tag: 3, name: "readOnly", ty: T::Bool, repeated: false },
             F { tag: 4, name: "recursiveReadOnly", ty: T::Str, repeated: false },
+        ],
+        "api.core.v1.VolumeNodeAffinity" => &[
+            F { tag: 1, name: "required", ty: T::Msg("api.core.v1.NodeSelector"), repeated: false },
         ],
         "api.core.v1.VolumeProjection" => &[
             F { tag: 1, name: "secret", ty: T::Msg("api.core.v1.SecretProjection"), repeated: false },
@@ -1348,6 +1829,37 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 2, name: "podGroup", ty: T::Str, repeated: false },
             F { tag: 3, name: "podGroupReplicaKey", ty: T::Str, repeated: false },
         ],
+        "api.discovery.v1.Endpoint" => &[
+            F { tag: 1, name: "addresses", ty: T::Str, repeated: true },
+            F { tag: 2, name: "conditions", ty: T::Msg("api.discovery.v1.EndpointConditions"), repeated: false },
+            F { tag: 3, name: "hostname", ty: T::Str, repeated: false },
+            F { tag: 4, name: "targetRef", ty: T::Msg("api.core.v1.ObjectReference"), repeated: false },
+            F { tag: 5, name: "deprecatedTopology", ty: T::Map(&T::Str), repeated: false },
+            F { tag: 6, name: "nodeName", ty: T::Str, repeated: false },
+            F { tag: 7, name: "zone", ty: T::Str, repeated: false },
+            F { tag: 8, name: "hints", ty: T::Msg("api.discovery.v1.EndpointHints"), repeated: false },
+        ],
+        "api.discovery.v1.EndpointConditions" => &[
+            F { tag: 1, name: "ready", ty: T::Bool, repeated: false },
+            F { tag: 2, name: "serving", ty: T::Bool, repeated: false },
+            F { tag: 3, name: "terminating", ty: T::Bool, repeated: false },
+        ],
+        "api.discovery.v1.EndpointHints" => &[
+            F { tag: 1, name: "forZones", ty: T::Msg("api.discovery.v1.ForZone"), repeated: true },
+            F { tag: 2, name: "forNodes", ty: T::Msg("api.discovery.v1.ForNode"), repeated: true },
+        ],
+        "api.discovery.v1.EndpointPort" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "protocol", ty: T::Str, repeated: false },
+            F { tag: 3, name: "port", ty: T::Int, repeated: false },
+            F { tag: 4, name: "appProtocol", ty: T::Str, repeated: false },
+        ],
+        "api.discovery.v1.EndpointSlice" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "endpoints", ty: T::Msg("api.discovery.v1.Endpoint"), repeated: true },
+            F { tag: 3, name: "ports", ty: T::Msg("api.discovery.v1.EndpointPort"), repeated: true },
+            F { tag: 4, name: "addressType", ty: T::Str, repeated: false },
+        ],
         "api.events.v1.Event" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
             F { tag: 2, name: "eventTime", ty: T::Time, repeated: false },
@@ -1364,6 +1876,123 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 13, name: "deprecatedFirstTimestamp", ty: T::Time, repeated: false },
             F { tag: 14, name: "deprecatedLastTimestamp", ty: T::Time, repeated: false },
             F { tag: 15, name: "deprecatedCount", ty: T::Int, repeated: false },
+        ],
+        "api.networking.v1.HttpIngressPath" => &[
+            F { tag: 1, name: "path", ty: T::Str, repeated: false },
+            F { tag: 2, name: "backend", ty: T::Msg("api.networking.v1.IngressBackend"), repeated: false },
+            F { tag: 3, name: "pathType", ty: T::Str, repeated: false },
+        ],
+        "api.networking.v1.HttpIngressRuleValue" => &[
+            F { tag: 1, name: "paths", ty: T::Msg("api.networking.v1.HttpIngressPath"), repeated: true },
+        ],
+        "api.networking.v1.Ingress" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.networking.v1.IngressSpec"), repeated: false },
+            F { tag: 3, name: "status", ty: T::Msg("api.networking.v1.IngressStatus"), repeated: false },
+        ],
+        "api.networking.v1.IngressBackend" => &[
+            F { tag: 3, name: "resource", ty: T::Msg("api.core.v1.TypedLocalObjectReference"), repeated: false },
+            F { tag: 4, name: "service", ty: T::Msg("api.networking.v1.IngressServiceBackend"), repeated: false },
+        ],
+        "api.networking.v1.IngressClass" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.networking.v1.IngressClassSpec"), repeated: false },
+        ],
+        "api.networking.v1.IngressClassParametersReference" => &[
+            F { tag: 1, name: "aPiGroup", ty: T::Str, repeated: false },
+            F { tag: 2, name: "kind", ty: T::Str, repeated: false },
+            F { tag: 3, name: "name", ty: T::Str, repeated: false },
+            F { tag: 4, name: "scope", ty: T::Str, repeated: false },
+            F { tag: 5, name: "namespace", ty: T::Str, repeated: false },
+        ],
+        "api.networking.v1.IngressClassSpec" => &[
+            F { tag: 1, name: "controller", ty: T::Str, repeated: false },
+            F { tag: 2, name: "parameters", ty: T::Msg("api.networking.v1.IngressClassParametersReference"), repeated: false },
+        ],
+        "api.networking.v1.IngressLoadBalancerIngress" => &[
+            F { tag: 1, name: "ip", ty: T::Str, repeated: false },
+            F { tag: 2, name: "hostname", ty: T::Str, repeated: false },
+            F { tag: 4, name: "ports", ty: T::Msg("api.networking.v1.IngressPortStatus"), repeated: true },
+        ],
+        "api.networking.v1.IngressLoadBalancerStatus" => &[
+            F { tag: 1, name: "ingress", ty: T::Msg("api.networking.v1.IngressLoadBalancerIngress"), repeated: true },
+        ],
+        "api.networking.v1.IngressRule" => &[
+            F { tag: 1, name: "host", ty: T::Str, repeated: false },
+            F { tag: 2, name: "ingressRuleValue", ty: T::Msg("api.networking.v1.IngressRuleValue"), repeated: false },
+        ],
+        "api.networking.v1.IngressRuleValue" => &[
+            F { tag: 1, name: "http", ty: T::Msg("api.networking.v1.HttpIngressRuleValue"), repeated: false },
+        ],
+        "api.networking.v1.IngressServiceBackend" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "port", ty: T::Msg("api.networking.v1.ServiceBackendPort"), repeated: false },
+        ],
+        "api.networking.v1.IngressSpec" => &[
+            F { tag: 1, name: "defaultBackend", ty: T::Msg("api.networking.v1.IngressBackend"), repeated: false },
+            F { tag: 2, name: "tls", ty: T::Msg("api.networking.v1.IngressTls"), repeated: true },
+            F { tag: 3, name: "rules", ty: T::Msg("api.networking.v1.IngressRule"), repeated: true },
+            F { tag: 4, name: "ingressClassName", ty: T::Str, repeated: false },
+        ],
+        "api.networking.v1.IngressStatus" => &[
+            F { tag: 1, name: "loadBalancer", ty: T::Msg("api.networking.v1.IngressLoadBalancerStatus"), repeated: false },
+        ],
+        "api.networking.v1.IngressTls" => &[
+            F { tag: 1, name: "hosts", ty: T::Str, repeated: true },
+            F { tag: 2, name: "secretName", ty: T::Str, repeated: false },
+        ],
+        "api.networking.v1.IpBlock" => &[
+            F { tag: 1, name: "cidr", ty: T::Str, repeated: false },
+            F { tag: 2, name: "except", ty: T::Str, repeated: true },
+        ],
+        "api.networking.v1.NetworkPolicy" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "spec", ty: T::Msg("api.networking.v1.NetworkPolicySpec"), repeated: false },
+        ],
+        "api.networking.v1.NetworkPolicyEgressRule" => &[
+            F { tag: 1, name: "ports", ty: T::Msg("api.networking.v1.NetworkPolicyPort"), repeated: true },
+            F { tag: 2, name: "to", ty: T::Msg("api.networking.v1.NetworkPolicyPeer"), repeated: true },
+        ],
+        "api.networking.v1.NetworkPolicyIngressRule" => &[
+            F { tag: 1, name: "ports", ty: T::Msg("api.networking.v1.NetworkPolicyPort"), repeated: true },
+            F { tag: 2, name: "from", ty: T::Msg("api.networking.v1.NetworkPolicyPeer"), repeated: true },
+        ],
+        "api.networking.v1.NetworkPolicyPeer" => &[
+            F { tag: 1, name: "podSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 2, name: "namespaceSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 3, name: "ipBlock", ty: T::Msg("api.networking.v1.IpBlock"), repeated: false },
+        ],
+        "api.networking.v1.NetworkPolicyPort" => &[
+            F { tag: 1, name: "protocol", ty: T::Str, repeated: false },
+            F { tag: 2, name: "port", ty: T::IntOrString, repeated: false },
+            F { tag: 3, name: "endPort", ty: T::Int, repeated: false },
+        ],
+        "api.networking.v1.NetworkPolicySpec" => &[
+            F { tag: 1, name: "podSelector", ty: T::Msg("apimachinery.pkg.apis.meta.v1.LabelSelector"), repeated: false },
+            F { tag: 2, name: "ingress", ty: T::Msg("api.networking.v1.NetworkPolicyIngressRule"), repeated: true },
+            F { tag: 3, name: "egress", ty: T::Msg("api.networking.v1.NetworkPolicyEgressRule"), repeated: true },
+            F { tag: 4, name: "policyTypes", ty: T::Str, repeated: true },
+        ],
+        "api.networking.v1.ServiceBackendPort" => &[
+            F { tag: 1, name: "name", ty: T::Str, repeated: false },
+            F { tag: 2, name: "number", ty: T::Int, repeated: false },
+        ],
+        "api.node.v1.Overhead" => &[
+            F { tag: 1, name: "podFixed", ty: T::Map(&T::Quantity), repeated: false },
+        ],
+        "api.node.v1.RuntimeClass" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "handler", ty: T::Str, repeated: false },
+            F { tag: 3, name: "overhead", ty: T::Msg("api.node.v1.Overhead"), repeated: false },
+            F { tag: 4, name: "scheduling", ty: T::Msg("api.node.v1.Scheduling"), repeated: false },
+        ],
+        "api.node.v1.Scheduling" => &[
+            F { tag: 1, name: "nodeSelector", ty: T::Map(&T::Str), repeated: false },
+            F { tag: 2, name: "tolerations", ty: T::Msg("api.core.v1.Toleration"), repeated: true },
+        ],
+        "api.policy.v1.Eviction" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "deleteOptions", ty: T::Msg("apimachinery.pkg.apis.meta.v1.DeleteOptions"), repeated: false },
         ],
         "api.policy.v1.PodDisruptionBudget" => &[
             F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
@@ -1415,6 +2044,23 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 3, name: "name", ty: T::Str, repeated: false },
             F { tag: 4, name: "namespace", ty: T::Str, repeated: false },
         ],
+        "api.scheduling.v1.PriorityClass" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "value", ty: T::Int, repeated: false },
+            F { tag: 3, name: "globalDefault", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "description", ty: T::Str, repeated: false },
+            F { tag: 5, name: "preemptionPolicy", ty: T::Str, repeated: false },
+        ],
+        "api.storage.v1.StorageClass" => &[
+            F { tag: 1, name: "metadata", ty: T::Msg("apimachinery.pkg.apis.meta.v1.ObjectMeta"), repeated: false },
+            F { tag: 2, name: "provisioner", ty: T::Str, repeated: false },
+            F { tag: 3, name: "parameters", ty: T::Map(&T::Str), repeated: false },
+            F { tag: 4, name: "reclaimPolicy", ty: T::Str, repeated: false },
+            F { tag: 5, name: "mountOptions", ty: T::Str, repeated: true },
+            F { tag: 6, name: "allowVolumeExpansion", ty: T::Bool, repeated: false },
+            F { tag: 7, name: "volumeBindingMode", ty: T::Str, repeated: false },
+            F { tag: 8, name: "allowedTopologies", ty: T::Msg("api.core.v1.TopologySelectorTerm"), repeated: true },
+        ],
         "apimachinery.pkg.apis.meta.v1.Condition" => &[
             F { tag: 1, name: "type", ty: T::Str, repeated: false },
             F { tag: 2, name: "status", ty: T::Str, repeated: false },
@@ -1422,6 +2068,14 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 4, name: "lastTransitionTime", ty: T::Time, repeated: false },
             F { tag: 5, name: "reason", ty: T::Str, repeated: false },
             F { tag: 6, name: "message", ty: T::Str, repeated: false },
+        ],
+        "apimachinery.pkg.apis.meta.v1.DeleteOptions" => &[
+            F { tag: 1, name: "gracePeriodSeconds", ty: T::Int, repeated: false },
+            F { tag: 2, name: "preconditions", ty: T::Msg("apimachinery.pkg.apis.meta.v1.Preconditions"), repeated: false },
+            F { tag: 3, name: "orphanDependents", ty: T::Bool, repeated: false },
+            F { tag: 4, name: "propagationPolicy", ty: T::Str, repeated: false },
+            F { tag: 5, name: "dryRun", ty: T::Str, repeated: true },
+            F { tag: 6, name: "ignoreStoreReadErrorWithClusterBreakingPotential", ty: T::Bool, repeated: false },
         ],
         "apimachinery.pkg.apis.meta.v1.LabelSelector" => &[
             F { tag: 1, name: "matchLabels", ty: T::Map(&T::Str), repeated: false },
@@ -1460,6 +2114,10 @@ pub(super) fn message(name: &str) -> Option<&'static [F]> {
             F { tag: 5, name: "apiVersion", ty: T::Str, repeated: false },
             F { tag: 6, name: "controller", ty: T::Bool, repeated: false },
             F { tag: 7, name: "blockOwnerDeletion", ty: T::Bool, repeated: false },
+        ],
+        "apimachinery.pkg.apis.meta.v1.Preconditions" => &[
+            F { tag: 1, name: "uid", ty: T::Str, repeated: false },
+            F { tag: 2, name: "resourceVersion", ty: T::Str, repeated: false },
         ],
         _ => return None,
     })

@@ -52,11 +52,8 @@ pub(crate) struct Field {
     repeated: bool,
 }
 
-/// Decodes a protobuf request body into the JSON object it encodes.
-///
-/// `schema` is the served structural schema of the kind: JSON names are taken from it, so
-/// acronyms (`volumeID`, `hostIPC`) come out exactly as the schema spells them.
-pub fn decode(body: &[u8], schema: &Value) -> Result<Value, String> {
+/// The `runtime.Unknown` envelope of a protobuf body: apiVersion, kind and the raw message.
+fn envelope(body: &[u8]) -> Result<(String, String, &[u8]), String> {
     let envelope = body
         .strip_prefix(MAGIC)
         .ok_or("protobuf body lacks the k8s magic prefix")?;
@@ -80,6 +77,24 @@ pub fn decode(body: &[u8], schema: &Value) -> Result<Value, String> {
             _ => r.skip(wire)?,
         }
     }
+    Ok((api_version, kind, raw))
+}
+
+/// The kind a protobuf body carries when Flotilla has no field table for it, so the request
+/// can be refused with 415 (clients then send JSON) rather than 400.
+pub fn unsupported_kind(body: &[u8]) -> Option<String> {
+    let (api_version, kind, _) = envelope(body).ok()?;
+    fields::root(&api_version, &kind)
+        .is_none()
+        .then(|| format!("{kind} in {api_version:?}"))
+}
+
+/// Decodes a protobuf request body into the JSON object it encodes.
+///
+/// `schema` is the served structural schema of the kind: JSON names are taken from it, so
+/// acronyms (`volumeID`, `hostIPC`) come out exactly as the schema spells them.
+pub fn decode(body: &[u8], schema: &Value) -> Result<Value, String> {
+    let (api_version, kind, raw) = envelope(body)?;
     let root = fields::root(&api_version, &kind).ok_or_else(|| {
         format!("protobuf is not supported for {kind} in {api_version:?}; send application/json")
     })?;
@@ -497,8 +512,8 @@ mod tests {
             }
         }
         assert_eq!(
-            roots, 20,
-            "every served core kind but the CRD has a wire table"
+            roots, 31,
+            "the built-in kinds clients create as protobuf have wire tables"
         );
     }
 

@@ -1,6 +1,8 @@
 //! `flotilla bench api`: the hub API server over real HTTPS — ConfigMap creates/s from
 //! concurrent clients against etcd's raw put throughput, and the latency of listing a large
-//! namespace as plain JSON — plus watch fan-out (see [`super::watch`]).
+//! namespace as plain JSON — plus watch fan-out (see [`super::watch`]); and, side by side, the
+//! same creates, GETs and list against the real kube-apiserver on the same etcd
+//! ([`super::kube_peer`]), with the ratios and both processes' resident memory.
 
 use std::path::Path;
 use std::time::Instant;
@@ -14,7 +16,8 @@ use kube::{Api, Client};
 
 use super::Plan;
 use super::etcd::{self, Etcd};
-use super::https::HttpsHub;
+use super::https::{H2Client, HttpsHub};
+use super::kube_peer::{KubePeer, resident_mib};
 use super::measure::{Worker, config_map, median, payload, throughput};
 use super::table::{Row, Target};
 use super::watch;
@@ -31,12 +34,55 @@ const GET_SAMPLES: usize = 2000;
 const GATE_TARGET_PERCENT: f64 = 5.0;
 /// Median latency a full list may take, in milliseconds.
 const LIST_TARGET_MS: f64 = 100.0;
+/// The hub's creates/s must be at least this multiple of kube-apiserver's.
+const KUBE_CREATE_RATIO: f64 = 2.0;
+/// The hub's list time and resident memory must be at most this share of kube-apiserver's.
+const KUBE_LIST_AND_MEMORY_RATIO: f64 = 0.5;
+
+/// An API server the benchmark measures over HTTPS: the hub or its kube-apiserver peer.
+pub trait Served {
+    /// An HTTP/2 client over one TLS connection (client-go's path).
+    fn h2(&self) -> Result<H2Client>;
+    /// A kube-rs client (HTTP/1.1).
+    fn kube_client(&self) -> Result<Client>;
+}
+
+impl Served for HttpsHub {
+    fn h2(&self) -> Result<H2Client> {
+        self.h2_client()
+    }
+    fn kube_client(&self) -> Result<Client> {
+        self.client()
+    }
+}
+
+impl Served for KubePeer {
+    fn h2(&self) -> Result<H2Client> {
+        self.h2_client()
+    }
+    fn kube_client(&self) -> Result<Client> {
+        self.client()
+    }
+}
 
 /// Starts the HTTPS hub over `store` (its PKI in `dir`) and creates the benchmark's namespaces, with
 /// `plan.list_objects` ConfigMaps in the listed one (in process: setup is not measured).
 pub async fn prepare(plan: &Plan, dir: &Path, store: SharedStorage) -> Result<HttpsHub> {
     let hub = HttpsHub::start(dir, store).await?;
-    let client = hub.hub().client();
+    populate(plan, hub.hub().client()).await?;
+    Ok(hub)
+}
+
+/// Starts kube-apiserver on `etcd` and gives it the same namespaces and listed ConfigMaps (over
+/// HTTPS; setup is not measured).
+pub async fn prepare_peer(plan: &Plan, dir: &Path, etcd: &str) -> Result<KubePeer> {
+    let peer = KubePeer::start(dir, etcd).await?;
+    populate(plan, peer.client()?).await?;
+    Ok(peer)
+}
+
+/// Creates the benchmark's namespaces, with `plan.list_objects` ConfigMaps in the listed one.
+async fn populate(plan: &Plan, client: Client) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for name in [CREATE_NS, LIST_NS] {
         let metadata = ObjectMeta {
@@ -62,7 +108,7 @@ pub async fn prepare(plan: &Plan, dir: &Path, store: SharedStorage) -> Result<Ht
         .buffer_unordered(plan.writers)
         .try_for_each(|_| async { Ok(()) })
         .await?;
-    Ok(hub)
+    Ok(())
 }
 
 /// One run: HTTPS creates, etcd's put throughput, the list, and watch fan-out.
@@ -71,6 +117,7 @@ pub async fn run_once(
     run: usize,
     hub: &HttpsHub,
     etcd: Option<&Etcd>,
+    peer: Option<&KubePeer>,
 ) -> Result<Vec<Row>> {
     let creates_h2 = create_throughput_h2(plan, run, hub).await?;
     let creates = create_throughput(plan, run, hub).await?;
@@ -152,8 +199,93 @@ pub async fn run_once(
             target: Target::AtMost(GATE_TARGET_PERCENT),
         },
     ];
+    if let Some(peer) = peer {
+        rows.extend(against_peer(plan, run, peer, creates_h2, list, latency).await?);
+    }
     rows.extend(watch::run_once(plan).await?);
     Ok(rows)
+}
+
+/// The same creates, list and GETs against kube-apiserver, the ratios, and both processes'
+/// resident memory while each holds the listed ConfigMaps.
+async fn against_peer(
+    plan: &Plan,
+    run: usize,
+    peer: &KubePeer,
+    hub_creates: f64,
+    hub_list: f64,
+    hub_get: f64,
+) -> Result<Vec<Row>> {
+    let creates = create_throughput_h2(plan, run, peer).await?;
+    let list = list_latency(&peer.client()?, plan.list_objects, plan.lists).await?;
+    let get = get_latency(peer.h2()?).await?;
+    let kube_memory = peer.resident_mib()?;
+    let hub_memory = resident_mib(std::process::id())?;
+    let ratio = |figure: &str, value: f64, target: Target| Row {
+        figure: figure.to_string(),
+        value,
+        unit: "×",
+        etcd: None,
+        target,
+    };
+    Ok(vec![
+        Row::info(
+            format!(
+                "kube-apiserver: ConfigMap creates over HTTPS/2, {} concurrent",
+                plan.writers
+            ),
+            creates,
+            "creates/s",
+        ),
+        Row::info(
+            format!(
+                "kube-apiserver: list {} ConfigMaps as JSON",
+                plan.list_objects
+            ),
+            list,
+            "ms",
+        ),
+        Row::info("kube-apiserver: GET latency over HTTPS/2".into(), get, "µs"),
+        Row::info("kube-apiserver: resident memory".into(), kube_memory, "MiB"),
+        Row::info(
+            "hub: resident memory (the bench process: hub and its clients)".into(),
+            hub_memory,
+            "MiB",
+        ),
+        ratio(
+            "hub ÷ kube-apiserver: creates/s",
+            hub_creates / creates,
+            Target::AtLeast(KUBE_CREATE_RATIO),
+        ),
+        ratio(
+            "hub ÷ kube-apiserver: list time",
+            hub_list / list,
+            Target::AtMost(KUBE_LIST_AND_MEMORY_RATIO),
+        ),
+        ratio(
+            "hub ÷ kube-apiserver: GET latency",
+            hub_get / get,
+            Target::None,
+        ),
+        ratio(
+            "hub ÷ kube-apiserver: resident memory",
+            hub_memory / kube_memory,
+            Target::AtMost(KUBE_LIST_AND_MEMORY_RATIO),
+        ),
+    ])
+}
+
+/// Median latency in µs of single GETs, one at a time over one warm HTTP/2 connection.
+async fn get_latency(client: H2Client) -> Result<f64> {
+    let mut getter = H2Getter { client };
+    getter.step().await?;
+    let mut times = Vec::with_capacity(GET_SAMPLES);
+    for _ in 0..GET_SAMPLES {
+        let start = Instant::now();
+        getter.step().await?;
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(median(times))
 }
 
 /// Creates/s of `plan.writers` clients, each with its own HTTPS connection (as separate
@@ -175,8 +307,8 @@ async fn create_throughput(plan: &Plan, run: usize, hub: &HttpsHub) -> Result<f6
 
 /// Creates/s of `plan.writers` concurrent requests multiplexed over one HTTP/2 TLS connection,
 /// the way client-go (kubectl, Go controllers) talks to an API server.
-async fn create_throughput_h2(plan: &Plan, run: usize, hub: &HttpsHub) -> Result<f64> {
-    let client = hub.h2_client()?;
+async fn create_throughput_h2(plan: &Plan, run: usize, server: &impl Served) -> Result<f64> {
+    let client = server.h2()?;
     let payload = payload();
     let workers = (0..plan.writers)
         .map(|w| H2Creator {

@@ -141,32 +141,7 @@ impl HttpsHub {
     }
 
     fn h2_client_to(&self, address: SocketAddr) -> Result<H2Client> {
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(self.ca_pem.as_bytes()) {
-            roots.add(cert?)?;
-        }
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        // Go's dialer (client-go, kubectl) sets TCP_NODELAY; hyper's does not by default.
-        let mut tcp = HttpConnector::new();
-        tcp.set_nodelay(true);
-        tcp.enforce_http(false);
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .enable_http2()
-            .wrap_connector(tcp);
-        Ok(H2Client {
-            client: Client::builder(TokioExecutor::new())
-                .http2_only(true)
-                .build(connector),
-            base: format!("https://{address}"),
-            authorization: format!("Bearer {}", self.token),
-        })
+        h2_client(address, &self.ca_pem, &self.token)
     }
 
     /// Where the hub listens.
@@ -178,6 +153,37 @@ impl HttpsHub {
     pub fn hub(&self) -> &Hub {
         &self.hub
     }
+}
+
+/// An HTTP/2 client to an API server at `address` over one TLS connection trusting `ca_pem`,
+/// sending `token`: the hub and its kube-apiserver peer are measured through the same one.
+pub fn h2_client(address: SocketAddr, ca_pem: &str, token: &str) -> Result<H2Client> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert?)?;
+    }
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    // Go's dialer (client-go, kubectl) sets TCP_NODELAY; hyper's does not by default.
+    let mut tcp = HttpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
+    let connector = HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_only()
+        .enable_http2()
+        .wrap_connector(tcp);
+    Ok(H2Client {
+        client: Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .build(connector),
+        base: format!("https://{address}"),
+        authorization: format!("Bearer {token}"),
+    })
 }
 
 impl Drop for HttpsHub {

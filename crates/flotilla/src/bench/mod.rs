@@ -8,6 +8,7 @@
 mod api;
 mod etcd;
 mod https;
+mod kube_peer;
 mod measure;
 mod store;
 mod table;
@@ -49,6 +50,10 @@ pub struct BenchArgs {
     /// Do not run etcd side by side even if it is installed.
     #[arg(long)]
     pub no_etcd: bool,
+    /// `bench api`: do not run the real kube-apiserver side by side (it runs on the same etcd
+    /// when etcd runs, built by `tools/peers/build` on first use).
+    #[arg(long)]
+    pub no_kube: bool,
     /// The store behind the benchmarked hub (`api` only): the embedded SQLite store, or the
     /// etcd run side by side (the hub's keys under their own prefix).
     #[arg(long, value_enum, default_value_t = HubStore::Sqlite)]
@@ -179,11 +184,27 @@ async fn measure(what: &BenchCommand) -> Result<Report> {
             Some(hub)
         }
     };
+    let peer = match (what, &etcd) {
+        (BenchCommand::Api(args), Some(etcd)) if !args.no_kube => {
+            let peer = api::prepare_peer(&plan, &dir.path().join("kube"), &etcd.endpoint()).await?;
+            println!(
+                "kube-apiserver: serving HTTPS on {} over the same etcd, {} ConfigMaps to list",
+                peer.address(),
+                plan.list_objects
+            );
+            Some(peer)
+        }
+        (BenchCommand::Api(_), _) => {
+            println!("kube-apiserver: not run (needs etcd; --no-kube skips it)");
+            None
+        }
+        _ => None,
+    };
     let mut runs = Vec::with_capacity(plan.runs);
     for run in 1..=plan.runs {
         let rows = match &hub {
             None => store::run_once(&plan, run, dir.path(), etcd.as_ref()).await?,
-            Some(hub) => api::run_once(&plan, run, hub, etcd.as_ref()).await?,
+            Some(hub) => api::run_once(&plan, run, hub, etcd.as_ref(), peer.as_ref()).await?,
         };
         let summary: Vec<String> = rows.iter().map(Row::summary).collect();
         println!("run {run}/{}: {}", plan.runs, summary.join(", "));
@@ -212,6 +233,7 @@ mod tests {
             runs: None,
             quick: true,
             no_etcd: true,
+            no_kube: true,
             etcd_connections: 1,
             hub_store: HubStore::Sqlite,
         }

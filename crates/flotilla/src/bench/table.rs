@@ -14,6 +14,8 @@ pub enum Target {
     EtcdRatioAtLeast(f64),
     /// At most this value, in the row's unit.
     AtMost(f64),
+    /// At least this value, in the row's unit (a ratio against a peer, say).
+    AtLeast(f64),
 }
 
 /// One figure of a benchmark.
@@ -68,6 +70,7 @@ impl Row {
                 None => return Verdict::NotJudged,
             },
             Target::AtMost(max) => self.value <= max,
+            Target::AtLeast(min) => self.value >= min,
         };
         if pass { Verdict::Pass } else { Verdict::Fail }
     }
@@ -91,6 +94,8 @@ impl Row {
             Target::EtcdRatioAtLeast(min) => format!("≥ {min}× etcd"),
             Target::AtMost(max) if self.unit == "×" => format!("≤ {max}×"),
             Target::AtMost(max) => format!("≤ {max} {}", self.unit),
+            Target::AtLeast(min) if self.unit == "×" => format!("≥ {min}×"),
+            Target::AtLeast(min) => format!("≥ {min} {}", self.unit),
         };
         let verdict = match self.verdict() {
             Verdict::Pass => "PASS",

@@ -170,9 +170,22 @@ impl Case {
                 } => {
                     let path = path.replace("{ns}", ns);
                     let body = String::from_utf8_lossy(body).replace("{ns}", ns);
-                    let answer = target
+                    let mut answer = target
                         .request(method, &path, content_type, body.as_bytes(), headers)
                         .await;
+                    // A just-started kube-apiserver's watch cache may still be initializing
+                    // and end a watch with an ERROR event: ask again (every target alike).
+                    for _ in 0..5 {
+                        if !matches!(step.observe, Observe::WatchEvents)
+                            || !answer.text.contains(r#""type":"ERROR""#)
+                        {
+                            break;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                        answer = target
+                            .request(method, &path, content_type, body.as_bytes(), headers)
+                            .await;
+                    }
                     observe_http(&step.observe, &answer)
                 }
                 Send::Kubectl { args, stdin } => {

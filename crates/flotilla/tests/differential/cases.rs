@@ -103,6 +103,11 @@ fn bad_input() -> Vec<Case> {
             .http("POST", CM, Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "other"}})), Observe::Status),
         Case::new("unsupported-media-type")
             .raw("POST", CM, "text/plain", "hello", Observe::Status),
+        Case::new("object-over-the-storage-limit")
+            .http("POST", "/api/v1/namespaces/{ns}/podtemplates", Some(json!({"apiVersion": "v1", "kind": "PodTemplate",
+                "metadata": {"name": "big"}, "template": {"spec": {"containers": [{"name": "c", "image": "x",
+                "env": [{"name": "A", "value": "x".repeat(1600 * 1024)}]}]}}})), Observe::Status)
+            .http("GET", "/api/v1/namespaces/{ns}/podtemplates/big", None, Observe::Status),
         Case::new("configmap-over-one-mebibyte")
             .http("POST", CM, Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
                 "data": {"k": "x".repeat(1024 * 1024 + 1)}})), Observe::Status),
@@ -165,7 +170,7 @@ fn subresources() -> Vec<Case> {
             .http("POST", DEPLOY, Some(deployment("d", 1)), Observe::Status)
             .raw("PATCH", &format!("{DEPLOY}/d/status"), "application/merge-patch+json",
                 r#"{"metadata": {"labels": {"app": "hacked", "extra": "x"}, "annotations": {"a": "b"}}, "spec": {"replicas": 7}, "status": {"observedGeneration": 1}}"#,
-                fields(&["/metadata/labels", "/metadata/annotations", "/spec/replicas", "/status/observedGeneration"])),
+                fields(&["/metadata/labels", "/metadata/annotations/a", "/spec/replicas", "/status/observedGeneration"])),
         Case::new("scale-get-patch-put")
             .http("POST", DEPLOY, Some(deployment("d", 2)), Observe::Status)
             .http("GET", &format!("{DEPLOY}/d/scale"), None, fields(&["/kind", "/apiVersion", "/spec", "/metadata/name"]))
@@ -257,7 +262,8 @@ fn lists_and_watches() -> Vec<Case> {
             .http("POST", CM, Some(configmap("a")), Observe::Status)
             .http(
                 "GET",
-                &format!("{CM}?watch=true&timeoutSeconds=1"),
+                // By name: a real cluster also publishes `kube-root-ca.crt` in each namespace.
+                &format!("{CM}?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Da"),
                 None,
                 Observe::WatchEvents,
             )
@@ -394,7 +400,7 @@ fn kubectl_flows() -> Vec<Case> {
                     "--cpu-percent=80",
                 ],
                 "",
-                Observe::Stdout,
+                Observe::Stderr,
             )
             .kubectl(
                 &[
@@ -575,7 +581,18 @@ fn kubectl_flows() -> Vec<Case> {
                 Observe::Stdout,
             )
             .kubectl(
-                &["get", "-n", "{ns}", "configmaps", "-o", "name"],
+                &[
+                    "get",
+                    "-n",
+                    "{ns}",
+                    "configmaps",
+                    "a",
+                    "b",
+                    "c",
+                    "-o",
+                    "name",
+                    "--ignore-not-found",
+                ],
                 "",
                 Observe::Stdout,
             ),

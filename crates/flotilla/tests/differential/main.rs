@@ -113,17 +113,19 @@ async fn flotilla_answers_as_kube_apiserver_does() {
                 });
                 continue;
             }
-            let step = seen
+            let steps: Vec<String> = seen
                 .iter()
                 .zip(&observed[0])
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
-            differences.push(format!(
-                "{key} (step {step}):\n  kube:   {}\n  {:<7} {}",
-                observed[0].get(step).unwrap_or(&Value::Null),
-                format!("{}:", target.name),
-                seen.get(step).unwrap_or(&Value::Null)
-            ));
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .map(|(step, (theirs, reference))| {
+                    format!(
+                        "  step {step}\n    kube:   {reference}\n    {:<7} {theirs}",
+                        format!("{}:", target.name)
+                    )
+                })
+                .collect();
+            differences.push(format!("{key}:\n{}", steps.join("\n")));
         }
     }
     let stale: Vec<&String> = listed
@@ -135,12 +137,15 @@ async fn flotilla_answers_as_kube_apiserver_does() {
                 .any(|c| c.id == d.split('@').next().unwrap_or_default())
         })
         .collect();
+    let report = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("differential-report.txt");
+    std::fs::write(&report, differences.join("\n")).expect("write the report");
     eprintln!(
-        "differential: {} cases on {} targets; {} departures kept, {} unexplained differences",
+        "differential: {} cases on {} targets; {} departures kept, {} unexplained differences (report: {})",
         cases.len(),
         targets.len(),
         kept.len(),
-        differences.len()
+        differences.len(),
+        report.display()
     );
     assert!(
         differences.is_empty(),
