@@ -6,14 +6,21 @@ use serde_json::{Value, json};
 use crate::http::Route;
 use crate::registry::{ResourceInfo, Snapshot, api_version};
 
-/// The Kubernetes version Flotilla's API corresponds to.
-pub const KUBERNETES_VERSION: (&str, &str) = ("1", "32");
+/// The Kubernetes version Flotilla's API corresponds to: the built-in kinds it serves are
+/// kube-apiserver 1.37's (k8s-openapi's `v1_37`), checked against the real 1.37.2.
+pub const KUBERNETES_VERSION: (&str, &str) = ("1", "37");
 
 /// `/version`.
 pub fn version() -> Value {
     json!({
         "major": KUBERNETES_VERSION.0,
         "minor": KUBERNETES_VERSION.1,
+        // kube-apiserver's compatibility versions (KEP 4330): it emulates itself and is
+        // compatible with clients and peers of one minor back.
+        "emulationMajor": KUBERNETES_VERSION.0,
+        "emulationMinor": KUBERNETES_VERSION.1,
+        "minCompatibilityMajor": KUBERNETES_VERSION.0,
+        "minCompatibilityMinor": format!("{}", KUBERNETES_VERSION.1.parse::<u32>().unwrap_or(1) - 1),
         "gitVersion": format!("v{}.{}.0-flotilla.{}", KUBERNETES_VERSION.0, KUBERNETES_VERSION.1, env!("CARGO_PKG_VERSION")),
         "gitCommit": "",
         "gitTreeState": "clean",

@@ -822,6 +822,12 @@ impl Engine {
         opts: &DeleteOptions,
     ) -> ApiResult<Deleted> {
         let ns = Self::scoped_ns(info, ns);
+        if hooks::is_namespace_resource(info) && hooks::SYSTEM_NAMESPACES.contains(&name) {
+            return Err(ApiError::forbidden(
+                &target(info, name),
+                "this namespace may not be deleted",
+            ));
+        }
         for _ in 0..16 {
             let (obj, rv) = self.get_kv(info, ns, name).await?;
             if let Some(uid) = &opts.precondition_uid

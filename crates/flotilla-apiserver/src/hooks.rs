@@ -20,6 +20,11 @@ pub fn is_crd_resource(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"
 }
 
+/// Namespaces that may not be deleted: kube-apiserver's own (`default`, `kube-system`,
+/// `kube-public`) and the hub's (`fleet-system`, where member tokens and the controllers'
+/// lease live).
+pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "fleet-system"];
+
 /// Whether `info` is the core Namespace resource.
 pub fn is_namespace_resource(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "namespaces"

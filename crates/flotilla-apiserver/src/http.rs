@@ -292,7 +292,8 @@ async fn dispatch(
         "/healthz" | "/livez" | "/readyz" => {
             return ("GET".into(), "health".into(), text_response("ok"));
         }
-        "/version" => {
+        // kr8s and Python's VersionApi ask for `/version/`.
+        "/version" | "/version/" => {
             return (
                 "GET".into(),
                 "version".into(),

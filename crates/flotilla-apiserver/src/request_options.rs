@@ -227,8 +227,8 @@ mod tests {
 
     #[test]
     fn only_all_is_a_dry_run() {
-        assert_eq!(dry_run("CreateOptions", &[]).unwrap(), false);
-        assert_eq!(dry_run("CreateOptions", &["All"]).unwrap(), true);
+        assert!(!dry_run("CreateOptions", &[]).unwrap());
+        assert!(dry_run("CreateOptions", &["All"]).unwrap());
         for bad in [&["Bogus"][..], &["server"], &["All", "x"]] {
             let err = dry_run("DeleteOptions", bad).unwrap_err();
             assert_eq!(err.code, 422);

@@ -135,7 +135,7 @@ pub fn write_back(paths: &ScalePaths, name: &str, obj: &Value, scale: &Value) ->
     let count = match replicas {
         Value::Null => 0,
         Value::Number(n) => match n.as_i64() {
-            Some(n) if n >= 0 && n <= i64::from(i32::MAX) => n,
+            Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => n,
             Some(n) if n < 0 => {
                 return Err(invalid(&[FieldError::invalid(
                     "spec.replicas",

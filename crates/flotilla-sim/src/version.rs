@@ -11,9 +11,18 @@ pub fn document(kubernetes_version: &str) -> Value {
     let mut parts = git.trim_start_matches('v').split('.');
     let major = parts.next().unwrap_or_default();
     let minor = parts.next().unwrap_or_default();
+    let previous = minor
+        .parse::<u32>()
+        .map_or(String::new(), |m| m.saturating_sub(1).to_string());
     json!({
         "major": major,
         "minor": minor,
+        // As kube-apiserver 1.31+ reports: it emulates its own version and is compatible one
+        // minor back.
+        "emulationMajor": major,
+        "emulationMinor": minor,
+        "minCompatibilityMajor": major,
+        "minCompatibilityMinor": previous,
         "gitVersion": git,
         "gitCommit": "",
         "gitTreeState": "clean",
@@ -37,6 +46,13 @@ mod tests {
             (Some("1"), Some("30"))
         );
         assert_eq!(document("v1.31.1")["gitVersion"], "v1.31.1");
+        assert_eq!(
+            (
+                doc["emulationMinor"].as_str(),
+                doc["minCompatibilityMinor"].as_str()
+            ),
+            (Some("30"), Some("29"))
+        );
         let info: k8s_openapi::apimachinery::pkg::version::Info =
             serde_json::from_value(doc).expect("kube-rs can read it");
         assert_eq!(info.git_version, "v1.30.3");

@@ -47,7 +47,7 @@ pub(crate) struct CoreKind {
     pub generation: bool,
     /// Older versions also served (name and schema), converted to and from the stored one by
     /// `conversion::convert`.
-    pub also_served: &'static [(&'static str, fn() -> Value)],
+    pub also_served: &'static [OlderVersion],
     /// Printer columns.
     pub columns: &'static [Column],
     /// Fields allowed in field selectors besides `metadata.name` / `metadata.namespace`.
@@ -55,6 +55,9 @@ pub(crate) struct CoreKind {
     /// The schema of the kind, generated from k8s-openapi.
     pub schema: fn() -> Value,
 }
+
+/// A version served besides the stored one: its name and its schema.
+pub(crate) type OlderVersion = (&'static str, fn() -> Value);
 
 /// Whether a k8s-openapi scope type is namespaced.
 pub(crate) trait Scope {
@@ -956,9 +959,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
         ],
         ..of::<discovery::v1::EndpointSlice>()
     },
-    CoreKind {
-        ..of::<resource::v1::DeviceClass>()
-    },
+    of::<resource::v1::DeviceClass>(),
     CoreKind {
         status: true,
         columns: &[
@@ -983,9 +984,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
         ],
         ..of::<resource::v1::ResourceClaim>()
     },
-    CoreKind {
-        ..of::<resource::v1::ResourceClaimTemplate>()
-    },
+    of::<resource::v1::ResourceClaimTemplate>(),
     CoreKind {
         columns: &[
             ("Node", "string", ".spec.nodeName", 0),

@@ -25,15 +25,15 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use etcd_client::{WatchOptions, WatchResponse};
-use futures::StreamExt;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio::time::MissedTickBehavior;
 
 use super::Shared;
+use super::client::Watch;
 use super::history;
 use super::retry::Backoff;
+use super::wire::{WatchCreateRequest, WatchResponse};
 use crate::watchers::{self, History, Registry};
 use crate::{Event, Revision, StoreError, WatchStream};
 
@@ -238,8 +238,8 @@ pub(super) async fn run(shared: Arc<Shared>) {
 async fn follow(shared: &Shared, backoff: &mut Backoff) -> Ending {
     let (key, end) = shared.ns.watch_range("");
     let from = shared.ns.etcd_revision(shared.hub().position() + 1);
-    let (mut requests, mut responses) = match shared.open_watch(key, end, from, true).await {
-        Ok(stream) => stream.split(),
+    let mut watch = match shared.open_watch(key, end, from, true).await {
+        Ok(watch) => watch,
         Err(error) => return Ending::Failed(error),
     };
     let mut progress = tokio::time::interval(PROGRESS_INTERVAL);
@@ -247,11 +247,11 @@ async fn follow(shared: &Shared, backoff: &mut Backoff) -> Ending {
     loop {
         tokio::select! {
             _ = progress.tick() => {
-                if let Err(error) = requests.request_progress().await {
-                    return Ending::Failed(error.to_string());
+                if let Err(error) = watch.request_progress().await {
+                    return Ending::Failed(error);
                 }
             }
-            response = responses.next() => match response {
+            response = watch.next() => match response {
                 Some(Ok(response)) => {
                     backoff.reset();
                     if let Some(ending) = apply(shared, &response) {
@@ -270,21 +270,21 @@ fn apply(shared: &Shared, response: &WatchResponse) -> Option<Ending> {
     // Every header (creation, progress, events) carries etcd's current revision. Only events
     // move the position: etcd 3.4 may answer a progress request before it has sent every
     // event up to the revision it reports.
-    shared.observe(response.header());
-    if response.canceled() {
-        return Some(if response.compact_revision() > 0 {
-            Ending::Compacted(response.compact_revision())
+    shared.observe(response.header.as_ref());
+    if response.canceled {
+        return Some(if response.compact_revision > 0 {
+            Ending::Compacted(response.compact_revision)
         } else {
             Ending::Failed(format!(
                 "etcd canceled the watch: {}",
-                response.cancel_reason()
+                response.cancel_reason
             ))
         });
     }
     // Nothing more to do for answers without events.
-    let last = response.events().last().and_then(etcd_client::Event::kv)?;
-    let mut events = Vec::with_capacity(response.events().len());
-    for event in response.events() {
+    let last = response.events.last().and_then(|event| event.kv.as_ref())?;
+    let mut events = Vec::with_capacity(response.events.len());
+    for event in &response.events {
         match shared.ns.event(event) {
             Ok(event) => events.push(event),
             Err(error) => tracing::warn!("{}: skipping a watch event: {error}", shared.label),
@@ -295,7 +295,7 @@ fn apply(shared: &Shared, response: &WatchResponse) -> Option<Ending> {
         hub.publish(event);
     }
     // Skipped events count too.
-    hub.advance(shared.ns.store_revision(last.mod_revision()));
+    hub.advance(shared.ns.store_revision(last.mod_revision));
     None
 }
 
@@ -316,19 +316,16 @@ impl Shared {
         end: Vec<u8>,
         from: i64,
         progress: bool,
-    ) -> Result<etcd_client::WatchStream, String> {
-        let mut options = WatchOptions::new()
-            .with_start_revision(from)
-            .with_prev_key();
-        if !end.is_empty() {
-            options = options.with_range(end);
-        }
-        if progress {
-            options = options.with_progress_notify();
-        }
-        let mut client = self.watch.clone();
-        match tokio::time::timeout(self.timeout, client.watch(key, Some(options))).await {
-            Ok(Ok(stream)) => Ok(stream),
+    ) -> Result<Watch, String> {
+        let request = WatchCreateRequest {
+            key,
+            range_end: end,
+            start_revision: from,
+            progress_notify: progress,
+            prev_kv: true,
+        };
+        match tokio::time::timeout(self.timeout, self.client.watch(request)).await {
+            Ok(Ok(watch)) => Ok(watch),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err(format!("no answer within {:?}", self.timeout)),
         }

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use super::Shared;
@@ -52,16 +51,16 @@ async fn forward(
             .await
         {
             Err(error) => error,
-            Ok(mut stream) => loop {
-                let response = match stream.next().await {
+            Ok(mut watch) => loop {
+                let response = match watch.next().await {
                     Some(Ok(response)) => response,
                     Some(Err(error)) => break error.to_string(),
                     None => break "etcd closed the watch".to_owned(),
                 };
-                shared.observe(response.header());
-                if response.canceled() {
-                    if response.compact_revision() > 0 {
-                        let compacted = shared.ns.store_revision(response.compact_revision());
+                shared.observe(response.header.as_ref());
+                if response.canceled {
+                    if response.compact_revision > 0 {
+                        let compacted = shared.ns.store_revision(response.compact_revision);
                         shared.compacted_at(compacted);
                         let failure = StoreError::Compacted {
                             requested: last,
@@ -70,10 +69,10 @@ async fn forward(
                         let _ = sender.send(HistoryItem::Failed(failure)).await;
                         return;
                     }
-                    break format!("etcd canceled the watch: {}", response.cancel_reason());
+                    break format!("etcd canceled the watch: {}", response.cancel_reason);
                 }
                 backoff.reset();
-                for event in response.events() {
+                for event in &response.events {
                     let event = match shared.ns.event(event) {
                         Ok(event) => event,
                         Err(error) => {

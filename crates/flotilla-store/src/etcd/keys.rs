@@ -9,8 +9,8 @@
 //! the namespace agrees on the mapping.
 
 use bytes::Bytes;
-use etcd_client::EventType;
 
+use super::wire::{self, EventType};
 use crate::{Event, EventKind, KeyValue, Revision, StoreError, StoreResult};
 
 /// The byte no UTF-8 string contains: suffix of the marker key and end of the namespace's range.
@@ -105,37 +105,36 @@ impl Namespace {
     }
 
     /// An etcd key-value of this namespace as the store's.
-    pub(crate) fn key_value(&self, kv: etcd_client::KeyValue) -> StoreResult<KeyValue> {
-        let (create_revision, mod_revision) = (kv.create_revision(), kv.mod_revision());
-        let (key, value) = kv.into_key_value();
+    pub(crate) fn key_value(&self, kv: wire::KeyValue) -> StoreResult<KeyValue> {
         Ok(KeyValue {
-            key: self.store_key(key)?,
-            value: Bytes::from(value),
-            create_revision: self.store_revision(create_revision),
-            mod_revision: self.store_revision(mod_revision),
+            key: self.store_key(kv.key)?,
+            value: Bytes::from(kv.value),
+            create_revision: self.store_revision(kv.create_revision),
+            mod_revision: self.store_revision(kv.mod_revision),
         })
     }
 
     /// An etcd watch event of this namespace as the store's. A delete carries the deleted
     /// value (etcd's `prev_kv`) with the deletion's revision, as [`Event::kv`] documents.
-    pub(crate) fn event(&self, event: &etcd_client::Event) -> StoreResult<Event> {
-        let Some(kv) = event.kv() else {
+    pub(crate) fn event(&self, event: &wire::Event) -> StoreResult<Event> {
+        let Some(kv) = &event.kv else {
             return Err(StoreError::Backend(
                 "etcd sent a watch event without a key-value".to_owned(),
             ));
         };
         let prev = event
-            .prev_kv()
+            .prev_kv
+            .as_ref()
             .map(|prev| self.key_value(prev.clone()))
             .transpose()?;
-        match event.event_type() {
+        match event.r#type() {
             EventType::Put => Ok(Event {
                 kind: EventKind::Put,
                 kv: self.key_value(kv.clone())?,
                 prev,
             }),
             EventType::Delete => {
-                let mod_revision = self.store_revision(kv.mod_revision());
+                let mod_revision = self.store_revision(kv.mod_revision);
                 let deleted = match &prev {
                     Some(prev) => KeyValue {
                         mod_revision,
@@ -144,7 +143,7 @@ impl Namespace {
                     // etcd keeps the previous version of every event above the compaction
                     // point, so this only happens if it lost it: report what is known.
                     None => KeyValue {
-                        key: self.store_key(kv.key().to_vec())?,
+                        key: self.store_key(kv.key.clone())?,
                         value: Bytes::new(),
                         create_revision: 0,
                         mod_revision,

@@ -4,25 +4,28 @@
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
-use etcd_client::{
-    Compare, CompareOp, DeleteOptions, GetOptions, GetResponse, PutOptions, Txn, TxnOp,
-    TxnOpResponse, TxnResponse,
-};
 
-use super::Shared;
 use super::retry::{self, Failure, Idempotence};
+use super::wire::{
+    Compare, CompareResult, DeleteRangeRequest, RangeRequest, RangeResponse, Request, Response,
+    TargetUnion, TxnRequest, TxnResponse,
+};
+use super::{Shared, header_revision};
 use crate::{KeyValue, ListRequest, ListResult, Revision, StoreError, StoreResult};
 
 impl Shared {
     /// The latest version of `key` (a linearizable read).
     pub(super) async fn get(&self, key: &str) -> StoreResult<Option<KeyValue>> {
-        let etcd_key = self.ns.key(key);
-        let mut response = self
-            .range(&format!("get {key}"), etcd_key, None)
+        let request = RangeRequest {
+            key: self.ns.key(key),
+            ..RangeRequest::default()
+        };
+        let response = self
+            .range(&format!("get {key}"), request)
             .await
             .map_err(|failure| self.backend(failure))?;
         response
-            .take_kvs()
+            .kvs
             .into_iter()
             .next()
             .map(|kv| self.ns.key_value(kv))
@@ -37,25 +40,30 @@ impl Shared {
         let (start, end) = self
             .ns
             .list_range(&request.prefix, request.start_after.as_deref());
-        let mut options = GetOptions::new().with_range(end);
-        if request.limit > 0 {
-            options = options.with_limit(i64::try_from(request.limit).unwrap_or(i64::MAX));
-        }
-        if let Some(revision) = request.revision {
-            options = options.with_revision(self.ns.etcd_revision(revision));
-        }
+        let range = RangeRequest {
+            key: start,
+            range_end: end,
+            // 0 is no limit, as for the store.
+            limit: i64::try_from(request.limit).unwrap_or(i64::MAX),
+            revision: request
+                .revision
+                .map_or(0, |revision| self.ns.etcd_revision(revision)),
+            ..RangeRequest::default()
+        };
         let what = format!("list {:?}", request.prefix);
-        let mut response = match self.range(&what, start, Some(options)).await {
+        let response = match self.range(&what, range).await {
             Ok(response) => response,
             Err(failure) => return Err(self.revision_error(request.revision, failure).await),
         };
-        let count = usize::try_from(response.count()).unwrap_or(0);
+        let count = usize::try_from(response.count).unwrap_or(0);
         let revision = match request.revision {
             Some(revision) => revision,
-            None => self.ns.store_revision(header_revision(response.header())),
+            None => self
+                .ns
+                .store_revision(header_revision(response.header.as_ref())),
         };
         let items = response
-            .take_kvs()
+            .kvs
             .into_iter()
             .map(|kv| self.ns.key_value(kv))
             .collect::<StoreResult<Vec<_>>>()?;
@@ -69,20 +77,24 @@ impl Shared {
     /// Creates `key` if absent: a transaction on `create_revision == 0`.
     pub(super) async fn create(&self, key: &str, value: Bytes) -> StoreResult<KeyValue> {
         let etcd_key = self.ns.key(key);
-        let txn = Txn::new()
-            .when([Compare::create_revision(
+        let txn = TxnRequest {
+            compare: vec![Compare::new(
                 etcd_key.clone(),
-                CompareOp::Equal,
-                0,
-            )])
-            .and_then([TxnOp::put(etcd_key, value.to_vec(), None)]);
+                CompareResult::Equal,
+                TargetUnion::CreateRevision(0),
+            )],
+            success: vec![Request::put(etcd_key, value.to_vec(), false).into()],
+            failure: Vec::new(),
+        };
         let response = self.txn(&format!("create {key}"), txn).await?;
-        if !response.succeeded() {
+        if !response.succeeded {
             return Err(StoreError::AlreadyExists {
                 key: key.to_owned(),
             });
         }
-        let revision = self.ns.store_revision(header_revision(response.header()));
+        let revision = self
+            .ns
+            .store_revision(header_revision(response.header.as_ref()));
         self.wrote(revision);
         Ok(KeyValue {
             key: key.to_owned(),
@@ -100,18 +112,17 @@ impl Shared {
         expected: Revision,
     ) -> StoreResult<KeyValue> {
         let etcd_key = self.ns.key(key);
-        let put = TxnOp::put(
-            etcd_key.clone(),
-            value.to_vec(),
-            Some(PutOptions::new().with_prev_key()),
-        );
+        let put = Request::put(etcd_key.clone(), value.to_vec(), true);
+        let what = format!("update {key}");
         let response = self
-            .compare_and_swap(&format!("update {key}"), etcd_key, expected, put)
+            .compare_and_swap(&what, etcd_key, expected, put)
             .await?;
-        let Some(prev) = self.outcome(key, expected, &response)? else {
+        let revision = self
+            .ns
+            .store_revision(header_revision(response.header.as_ref()));
+        let Some(prev) = self.outcome(key, expected, response)? else {
             return Err(self.unexpected(key, "no previous version"));
         };
-        let revision = self.ns.store_revision(header_revision(response.header()));
         self.wrote(revision);
         Ok(KeyValue {
             key: key.to_owned(),
@@ -125,14 +136,20 @@ impl Shared {
     /// value with `mod_revision` set to the deletion's revision.
     pub(super) async fn delete(&self, key: &str, expected: Revision) -> StoreResult<KeyValue> {
         let etcd_key = self.ns.key(key);
-        let delete = TxnOp::delete(etcd_key.clone(), Some(DeleteOptions::new().with_prev_key()));
+        let delete = Request::DeleteRange(DeleteRangeRequest {
+            key: etcd_key.clone(),
+            prev_kv: true,
+        });
+        let what = format!("delete {key}");
         let response = self
-            .compare_and_swap(&format!("delete {key}"), etcd_key, expected, delete)
+            .compare_and_swap(&what, etcd_key, expected, delete)
             .await?;
-        let Some(prev) = self.outcome(key, expected, &response)? else {
+        let revision = self
+            .ns
+            .store_revision(header_revision(response.header.as_ref()));
+        let Some(prev) = self.outcome(key, expected, response)? else {
             return Err(self.unexpected(key, "no deleted version"));
         };
-        let revision = self.ns.store_revision(header_revision(response.header()));
         self.wrote(revision);
         Ok(KeyValue {
             mod_revision: revision,
@@ -156,15 +173,12 @@ impl Shared {
             self.timeout,
             Idempotence::Idempotent,
             &format!("compact at {revision}"),
-            || {
-                let mut kv = self.kv.clone();
-                async move { kv.compact(target, None).await }
-            },
+            || self.client.compact(target),
         )
         .await;
         match outcome {
             Ok(response) => {
-                self.observe(response.header());
+                self.observe(response.header.as_ref());
                 self.compacted_at(revision);
                 Ok(())
             }
@@ -196,12 +210,11 @@ impl Shared {
 
     /// Whether etcd still serves reads at etcd revision `revision`.
     async fn readable(&self, revision: i64) -> StoreResult<bool> {
-        let options = GetOptions::new().with_count_only().with_revision(revision);
-        let marker = self.ns.marker_key();
-        match self
-            .range("find the compaction point", marker, Some(options))
-            .await
-        {
+        let request = RangeRequest {
+            revision,
+            ..self.count_marker()
+        };
+        match self.range("find the compaction point", request).await {
             Ok(_) => Ok(true),
             Err(Failure::Compacted) => Ok(false),
             Err(failure) => Err(self.backend(failure)),
@@ -249,30 +262,28 @@ impl Shared {
 
     /// Asks etcd for its current revision (a count-only read of the marker key).
     async fn refresh_current(&self) -> StoreResult<Revision> {
-        let marker = self.ns.marker_key();
-        self.range(
-            "read the current revision",
-            marker,
-            Some(GetOptions::new().with_count_only()),
-        )
-        .await
-        .map_err(|failure| self.backend(failure))?;
+        self.range("read the current revision", self.count_marker())
+            .await
+            .map_err(|failure| self.backend(failure))?;
         Ok(self.current_revision())
     }
 
+    /// A count-only read of the marker key (which only needs etcd's answer and its header).
+    fn count_marker(&self) -> RangeRequest {
+        RangeRequest {
+            key: self.ns.marker_key(),
+            count_only: true,
+            ..RangeRequest::default()
+        }
+    }
+
     /// A linearizable range request, retried while etcd is unavailable.
-    async fn range(
-        &self,
-        what: &str,
-        key: Vec<u8>,
-        options: Option<GetOptions>,
-    ) -> Result<GetResponse, Failure> {
+    async fn range(&self, what: &str, request: RangeRequest) -> Result<RangeResponse, Failure> {
         let response = retry::call(self.timeout, Idempotence::Idempotent, what, || {
-            let (mut kv, key, options) = (self.kv.clone(), key.clone(), options.clone());
-            async move { kv.get(key, options).await }
+            self.client.range(request.clone())
         })
         .await?;
-        self.observe(response.header());
+        self.observe(response.header.as_ref());
         Ok(response)
     }
 
@@ -283,32 +294,36 @@ impl Shared {
         what: &str,
         key: Vec<u8>,
         expected: Revision,
-        op: TxnOp,
+        op: Request,
     ) -> StoreResult<TxnResponse> {
-        let txn = Txn::new()
-            .when([
-                Compare::mod_revision(
+        let txn = TxnRequest {
+            compare: vec![
+                Compare::new(
                     key.clone(),
-                    CompareOp::Equal,
-                    self.ns.etcd_revision(expected),
+                    CompareResult::Equal,
+                    TargetUnion::ModRevision(self.ns.etcd_revision(expected)),
                 ),
                 // A missing key has mod_revision 0: never let the compare match it.
-                Compare::create_revision(key.clone(), CompareOp::Greater, 0),
-            ])
-            .and_then([op])
-            .or_else([TxnOp::get(key, None)]);
+                Compare::new(
+                    key.clone(),
+                    CompareResult::Greater,
+                    TargetUnion::CreateRevision(0),
+                ),
+            ],
+            success: vec![op.into()],
+            failure: vec![Request::get(key).into()],
+        };
         self.txn(what, txn).await
     }
 
     /// Sends a write transaction (retried only where etcd certainly did not apply it).
-    async fn txn(&self, what: &str, txn: Txn) -> StoreResult<TxnResponse> {
+    async fn txn(&self, what: &str, txn: TxnRequest) -> StoreResult<TxnResponse> {
         let response = retry::call(self.timeout, Idempotence::AtMostOnce, what, || {
-            let (mut kv, txn) = (self.kv.clone(), txn.clone());
-            async move { kv.txn(txn).await }
+            self.client.txn(txn.clone())
         })
         .await
         .map_err(|failure| self.backend(failure))?;
-        self.observe(response.header());
+        self.observe(response.header.as_ref());
         Ok(response)
     }
 
@@ -318,19 +333,19 @@ impl Shared {
         &self,
         key: &str,
         expected: Revision,
-        response: &TxnResponse,
+        response: TxnResponse,
     ) -> StoreResult<Option<KeyValue>> {
-        let Some(op) = response.op_responses().into_iter().next() else {
+        let Some(op) = response.responses.into_iter().next() else {
             return Err(self.unexpected(key, "an empty transaction response"));
         };
-        let found = match op {
-            TxnOpResponse::Put(mut put) => put.take_prev_key(),
-            TxnOpResponse::Delete(mut delete) => delete.take_prev_kvs().into_iter().next(),
-            TxnOpResponse::Get(mut get) => get.take_kvs().into_iter().next(),
-            TxnOpResponse::Txn(_) => None,
+        let found = match op.response {
+            Some(Response::Put(put)) => put.prev_kv,
+            Some(Response::DeleteRange(delete)) => delete.prev_kvs.into_iter().next(),
+            Some(Response::Range(range)) => range.kvs.into_iter().next(),
+            None => None,
         };
         let found = found.map(|kv| self.ns.key_value(kv)).transpose()?;
-        if response.succeeded() {
+        if response.succeeded {
             return Ok(found);
         }
         match found {
@@ -354,9 +369,4 @@ impl Shared {
     fn backend(&self, failure: Failure) -> StoreError {
         Shared::failure(&self.label, failure)
     }
-}
-
-/// The revision in a response header (0 if etcd sent none).
-fn header_revision(header: Option<&etcd_client::ResponseHeader>) -> i64 {
-    header.map_or(0, |header| header.revision())
 }

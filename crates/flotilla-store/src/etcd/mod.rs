@@ -20,22 +20,24 @@
 //! that start in the recent past; older watches read their history from etcd first. The same
 //! watch keeps [`Storage::current_revision`] fresh. [`testing`] starts throwaway etcd servers
 //! and clusters for tests and benchmarks.
+//!
+//! etcd is spoken to through Flotilla's own small gRPC [`client`], whose messages are written
+//! by hand, so that building needs nothing but the Rust toolchain (no `protoc`).
 
+pub mod client;
 mod feed;
 mod history;
 mod keys;
 mod kv;
 mod retry;
 pub mod testing;
+mod wire;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, KvClient, Txn, TxnOp, TxnOpResponse, WatchClient,
-};
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
@@ -44,12 +46,11 @@ use crate::engine::DEFAULT_WATCH_BUFFER;
 use crate::{
     KeyValue, ListRequest, ListResult, Revision, Storage, StoreError, StoreResult, WatchStream,
 };
+use client::{Client, ConnectOptions};
 use feed::Hub;
 use keys::Namespace;
 use retry::{Failure, Idempotence};
-
-/// Largest etcd response the store accepts (a big list, or a watch batch of large objects).
-const MAX_MESSAGE: usize = 1 << 30;
+use wire::{Compare, CompareResult, Request, Response, TargetUnion, TxnRequest};
 
 /// The marker key's value, for whoever finds it with `etcdctl`.
 const MARKER_VALUE: &str =
@@ -120,8 +121,7 @@ pub struct EtcdStore {
 
 /// State shared by the store, its background tasks and its watch streams.
 struct Shared {
-    kv: KvClient,
-    watch: WatchClient,
+    client: Client,
     ns: Namespace,
     /// Names the cluster in error messages.
     label: String,
@@ -153,20 +153,19 @@ impl EtcdStore {
             StoreError::Backend("the etcd store must be connected inside a Tokio runtime".into())
         })?;
         let label = format!("etcd at {}", options.endpoints.join(","));
-        let connect = ConnectOptions::new()
-            .with_require_leader(true)
-            .with_connect_timeout(options.timeout.min(Duration::from_secs(5)))
-            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(10));
-        let client = Client::connect(&options.endpoints, Some(connect))
+        let connect = ConnectOptions {
+            require_leader: true,
+            connect_timeout: Some(options.timeout.min(Duration::from_secs(5))),
+            keep_alive: Some((Duration::from_secs(10), Duration::from_secs(10))),
+        };
+        let client = Client::connect(&options.endpoints, &connect)
             .await
             .map_err(|error| StoreError::Backend(format!("{label}: {error}")))?;
-        let kv = client.kv_client().max_decoding_message_size(MAX_MESSAGE);
-        let (origin, current) = open_namespace(&kv, &options, &label).await?;
+        let (origin, current) = open_namespace(&client, &options, &label).await?;
         let (closed, _) = watch::channel(false);
         let ns = Namespace::new(&options.prefix, origin);
         let shared = Arc::new(Shared {
-            kv,
-            watch: client.watch_client().max_decoding_message_size(MAX_MESSAGE),
+            client,
             hub: Mutex::new(Hub::new(ns.store_revision(current), options.event_cache)),
             ns,
             label,
@@ -191,33 +190,33 @@ impl EtcdStore {
 
 /// Creates the namespace's marker unless it exists; returns the origin and etcd's revision.
 async fn open_namespace(
-    kv: &KvClient,
+    client: &Client,
     options: &EtcdOptions,
     label: &str,
 ) -> StoreResult<(i64, i64)> {
     let marker = Namespace::marker(&options.prefix);
-    let txn = Txn::new()
-        .when([Compare::create_revision(
+    let txn = TxnRequest {
+        compare: vec![Compare::new(
             marker.clone(),
-            CompareOp::Equal,
-            0,
-        )])
-        .and_then([TxnOp::put(marker.clone(), MARKER_VALUE, None)])
-        .or_else([TxnOp::get(marker, None)]);
+            CompareResult::Equal,
+            TargetUnion::CreateRevision(0),
+        )],
+        success: vec![Request::put(marker.clone(), MARKER_VALUE.into(), false).into()],
+        failure: vec![Request::get(marker).into()],
+    };
     // Idempotent: a repeated attempt finds the marker the first one created.
     let what = format!("opening namespace {:?}", options.prefix);
     let response = retry::call(options.timeout, Idempotence::Idempotent, &what, || {
-        let (mut kv, txn) = (kv.clone(), txn.clone());
-        async move { kv.txn(txn).await }
+        client.txn(txn.clone())
     })
     .await
     .map_err(|failure| Shared::failure(label, failure))?;
-    let current = response.header().map_or(0, |header| header.revision());
-    if response.succeeded() {
+    let current = header_revision(response.header.as_ref());
+    if response.succeeded {
         return Ok((current, current));
     }
-    let origin = response.op_responses().into_iter().find_map(|op| match op {
-        TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.create_revision()),
+    let origin = response.responses.iter().find_map(|op| match &op.response {
+        Some(Response::Range(range)) => range.kvs.first().map(|kv| kv.create_revision),
         _ => None,
     });
     match origin {
@@ -235,9 +234,9 @@ impl Shared {
     }
 
     /// Records an etcd revision seen in a response header.
-    fn observe(&self, header: Option<&etcd_client::ResponseHeader>) {
+    fn observe(&self, header: Option<&wire::ResponseHeader>) {
         if let Some(header) = header {
-            self.current.fetch_max(header.revision(), Ordering::AcqRel);
+            self.current.fetch_max(header.revision, Ordering::AcqRel);
         }
     }
 
@@ -337,4 +336,9 @@ impl Storage for EtcdStore {
     fn compacted_revision(&self) -> Revision {
         self.shared.compacted_revision()
     }
+}
+
+/// The revision in a response header (0 if etcd sent none).
+fn header_revision(header: Option<&wire::ResponseHeader>) -> i64 {
+    header.map_or(0, |header| header.revision)
 }

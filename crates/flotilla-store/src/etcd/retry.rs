@@ -18,6 +18,7 @@ use std::io;
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tonic::Status;
 
 /// How an etcd request failed, as far as the store cares.
 #[derive(Debug)]
@@ -49,7 +50,7 @@ pub(crate) async fn call<T, F, Fut>(
 ) -> Result<T, Failure>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, etcd_client::Error>>,
+    Fut: Future<Output = Result<T, Status>>,
 {
     let deadline = Instant::now() + timeout;
     let mut backoff = Backoff::new(Duration::from_millis(20), Duration::from_millis(500));
@@ -142,30 +143,24 @@ enum Class {
 /// exhausted, aborted, unavailable.
 const TRANSIENT_CODES: [i32; 6] = [1, 2, 4, 8, 10, 14];
 
-fn classify(error: &etcd_client::Error) -> Class {
-    match error {
-        etcd_client::Error::GRpcStatus(status) => {
-            let message = status.message();
-            if message.contains("required revision has been compacted") {
-                Class::Compacted
-            } else if message.contains("required revision is a future revision") {
-                Class::FutureRevision
-            } else if message.contains("no leader")
-                || message.contains("too many requests")
-                || connection_refused(status)
-            {
-                Class::NotApplied
-            } else if TRANSIENT_CODES.contains(&(status.code() as i32)) {
-                Class::Transient
-            } else {
-                Class::Permanent
-            }
-        }
-        etcd_client::Error::IoError(error) if error.kind() == io::ErrorKind::ConnectionRefused => {
-            Class::NotApplied
-        }
-        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => Class::Transient,
-        _ => Class::Permanent,
+/// What a failed call means for retrying. The client reports every failure as a gRPC status:
+/// a member it cannot reach as `Unavailable` (transient), with the I/O error as the status's
+/// source.
+fn classify(status: &Status) -> Class {
+    let message = status.message();
+    if message.contains("required revision has been compacted") {
+        Class::Compacted
+    } else if message.contains("required revision is a future revision") {
+        Class::FutureRevision
+    } else if message.contains("no leader")
+        || message.contains("too many requests")
+        || connection_refused(status)
+    {
+        Class::NotApplied
+    } else if TRANSIENT_CODES.contains(&(status.code() as i32)) {
+        Class::Transient
+    } else {
+        Class::Permanent
     }
 }
 
@@ -194,5 +189,31 @@ mod tests {
         assert_eq!(pauses, [10, 20, 35, 35]);
         backoff.reset();
         assert_eq!(backoff.next(), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn failures_are_classified_by_etcd_message_code_and_cause() {
+        let compacted =
+            Status::out_of_range("etcdserver: mvcc: required revision has been compacted");
+        assert_eq!(classify(&compacted), Class::Compacted);
+        let future =
+            Status::out_of_range("etcdserver: mvcc: required revision is a future revision");
+        assert_eq!(classify(&future), Class::FutureRevision);
+        let no_leader = Status::unavailable("etcdserver: no leader");
+        assert_eq!(classify(&no_leader), Class::NotApplied);
+        // How the client reports a member that refuses connections: the I/O error is the cause.
+        let refused =
+            Status::from_error(Box::new(io::Error::from(io::ErrorKind::ConnectionRefused)));
+        assert_eq!(classify(&refused), Class::NotApplied);
+        let lost = Status::from_error(Box::new(io::Error::from(io::ErrorKind::ConnectionReset)));
+        assert_eq!(classify(&lost), Class::Transient);
+        assert_eq!(
+            classify(&Status::unavailable("connection error")),
+            Class::Transient
+        );
+        assert_eq!(
+            classify(&Status::invalid_argument("bad key")),
+            Class::Permanent
+        );
     }
 }

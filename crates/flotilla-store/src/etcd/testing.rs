@@ -16,9 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
-use etcd_client::Client;
 use tempfile::TempDir;
 use tokio::time::Instant;
+
+use super::client::{Client, ConnectOptions};
+use super::wire::RangeRequest;
 
 /// How long a server may take to start serving.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -187,14 +189,11 @@ impl LocalEtcdCluster {
             if member.child.is_none() {
                 continue;
             }
-            let status = async {
-                let mut client = Client::connect([&member.spec.endpoint], None).await?;
-                client.status().await
-            };
-            if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(2), status).await
+            let status = async { member.client().await?.status().await.ok() };
+            if let Ok(Some(status)) = tokio::time::timeout(Duration::from_secs(2), status).await
                 && status
-                    .header()
-                    .is_some_and(|header| header.member_id() == status.leader())
+                    .header
+                    .is_some_and(|header| header.member_id == status.leader)
             {
                 return Some(index);
             }
@@ -350,6 +349,13 @@ impl Member {
             .is_some_and(|mut pipe| writeln!(pipe, "{order}").is_ok())
     }
 
+    /// A client of this member alone (`None` only if its URL is unusable).
+    async fn client(&self) -> Option<Client> {
+        Client::connect([&self.spec.endpoint], &ConnectOptions::default())
+            .await
+            .ok()
+    }
+
     /// The last lines the member logged.
     fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.spec.log()).unwrap_or_default();
@@ -412,10 +418,13 @@ async fn wait_serving(members: &mut [Member]) -> Result<(), LaunchError> {
                 });
             }
             let probe = async {
-                let mut client = Client::connect([&member.spec.endpoint], None).await?;
-                client.get("flotilla-probe", None).await
+                let request = RangeRequest {
+                    key: b"flotilla-probe".to_vec(),
+                    ..RangeRequest::default()
+                };
+                member.client().await?.range(request).await.ok()
             };
-            if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(1), probe).await {
+            if let Ok(Some(_)) = tokio::time::timeout(Duration::from_secs(1), probe).await {
                 break;
             }
             if Instant::now() > deadline {

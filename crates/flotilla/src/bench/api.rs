@@ -43,25 +43,17 @@ const KUBE_LIST_AND_MEMORY_RATIO: f64 = 0.5;
 pub trait Served {
     /// An HTTP/2 client over one TLS connection (client-go's path).
     fn h2(&self) -> Result<H2Client>;
-    /// A kube-rs client (HTTP/1.1).
-    fn kube_client(&self) -> Result<Client>;
 }
 
 impl Served for HttpsHub {
     fn h2(&self) -> Result<H2Client> {
         self.h2_client()
     }
-    fn kube_client(&self) -> Result<Client> {
-        self.client()
-    }
 }
 
 impl Served for KubePeer {
     fn h2(&self) -> Result<H2Client> {
         self.h2_client()
-    }
-    fn kube_client(&self) -> Result<Client> {
-        self.client()
     }
 }
 
@@ -73,12 +65,30 @@ pub async fn prepare(plan: &Plan, dir: &Path, store: SharedStorage) -> Result<Ht
     Ok(hub)
 }
 
-/// Starts kube-apiserver on `etcd` and gives it the same namespaces and listed ConfigMaps (over
-/// HTTPS; setup is not measured).
-pub async fn prepare_peer(plan: &Plan, dir: &Path, etcd: &str) -> Result<KubePeer> {
-    let peer = KubePeer::start(dir, etcd).await?;
-    populate(plan, peer.client()?).await?;
-    Ok(peer)
+/// kube-apiserver beside the hub, and both processes' resident memory once each holds the
+/// same `plan.list_objects` ConfigMaps and nothing else of the benchmark's (measured before
+/// the create runs add their objects).
+pub struct Peer {
+    /// The running kube-apiserver.
+    pub kube: KubePeer,
+    /// kube-apiserver's resident memory then, MiB.
+    pub kube_mib: f64,
+    /// The bench process's (the in-process hub and its clients) resident memory then, MiB.
+    pub hub_mib: f64,
+}
+
+/// Starts kube-apiserver on `etcd`, gives it the same namespaces and listed ConfigMaps (over
+/// HTTPS; setup is not measured), and takes both processes' resident memory.
+pub async fn prepare_peer(plan: &Plan, dir: &Path, etcd: &str) -> Result<Peer> {
+    let kube = KubePeer::start(dir, etcd).await?;
+    populate(plan, kube.client()?).await?;
+    // Let both settle (watch caches filled, allocator quiet) before reading memory.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    Ok(Peer {
+        kube_mib: kube.resident_mib()?,
+        hub_mib: resident_mib(std::process::id())?,
+        kube,
+    })
 }
 
 /// Creates the benchmark's namespaces, with `plan.list_objects` ConfigMaps in the listed one.
@@ -117,7 +127,7 @@ pub async fn run_once(
     run: usize,
     hub: &HttpsHub,
     etcd: Option<&Etcd>,
-    peer: Option<&KubePeer>,
+    peer: Option<&Peer>,
 ) -> Result<Vec<Row>> {
     let creates_h2 = create_throughput_h2(plan, run, hub).await?;
     let creates = create_throughput(plan, run, hub).await?;
@@ -211,16 +221,15 @@ pub async fn run_once(
 async fn against_peer(
     plan: &Plan,
     run: usize,
-    peer: &KubePeer,
+    peer: &Peer,
     hub_creates: f64,
     hub_list: f64,
     hub_get: f64,
 ) -> Result<Vec<Row>> {
-    let creates = create_throughput_h2(plan, run, peer).await?;
-    let list = list_latency(&peer.client()?, plan.list_objects, plan.lists).await?;
-    let get = get_latency(peer.h2()?).await?;
-    let kube_memory = peer.resident_mib()?;
-    let hub_memory = resident_mib(std::process::id())?;
+    let creates = create_throughput_h2(plan, run, &peer.kube).await?;
+    let list = list_latency(&peer.kube.client()?, plan.list_objects, plan.lists).await?;
+    let get = get_latency(peer.kube.h2()?).await?;
+    let (kube_memory, hub_memory) = (peer.kube_mib, peer.hub_mib);
     let ratio = |figure: &str, value: f64, target: Target| Row {
         figure: figure.to_string(),
         value,
@@ -246,9 +255,19 @@ async fn against_peer(
             "ms",
         ),
         Row::info("kube-apiserver: GET latency over HTTPS/2".into(), get, "µs"),
-        Row::info("kube-apiserver: resident memory".into(), kube_memory, "MiB"),
         Row::info(
-            "hub: resident memory (the bench process: hub and its clients)".into(),
+            format!(
+                "kube-apiserver: resident memory holding {} ConfigMaps",
+                plan.list_objects
+            ),
+            kube_memory,
+            "MiB",
+        ),
+        Row::info(
+            format!(
+                "hub: resident memory holding {} ConfigMaps (the bench process: hub and its clients)",
+                plan.list_objects
+            ),
             hub_memory,
             "MiB",
         ),

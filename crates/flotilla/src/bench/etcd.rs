@@ -4,7 +4,7 @@
 //! the benchmarks' write mix.
 
 use anyhow::{Context, Result};
-use etcd_client::{Client, KvClient};
+use flotilla_store::etcd::client::{Client, ConnectOptions};
 pub use flotilla_store::etcd::testing::{LocalEtcd as Etcd, locate};
 
 use super::Plan;
@@ -24,15 +24,15 @@ pub async fn put_throughput(etcd: Option<&Etcd>, plan: &Plan, prefix: &str) -> R
 async fn etcd_put_throughput(etcd: &Etcd, plan: &Plan, prefix: &str) -> Result<f64> {
     let mut clients = Vec::new();
     for _ in 0..plan.etcd_connections.clamp(1, plan.writers) {
-        let client = Client::connect([etcd.endpoint()], None)
+        let client = Client::connect([etcd.endpoint()], &ConnectOptions::default())
             .await
             .context("connecting to etcd")?;
-        clients.push(client.kv_client());
+        clients.push(client);
     }
     let value = payload().into_bytes();
     let workers = (0..plan.writers)
         .map(|w| EtcdWriter {
-            kv: clients[w % clients.len()].clone(),
+            client: clients[w % clients.len()].clone(),
             prefix: format!("{prefix}/w{w}/"),
             mix: KeyMix::default(),
             value: value.clone(),
@@ -43,7 +43,7 @@ async fn etcd_put_throughput(etcd: &Etcd, plan: &Plan, prefix: &str) -> Result<f
 
 /// One etcd writer: plain puts (etcd's fastest write), creates and updates as [`KeyMix`] says.
 struct EtcdWriter {
-    kv: KvClient,
+    client: Client,
     prefix: String,
     mix: KeyMix,
     value: Vec<u8>,
@@ -52,8 +52,8 @@ struct EtcdWriter {
 impl Worker for EtcdWriter {
     async fn step(&mut self) -> Result<()> {
         let (Write::Create(n) | Write::Update(n)) = self.mix.next_write();
-        self.kv
-            .put(format!("{}{n}", self.prefix), self.value.clone(), None)
+        self.client
+            .put(format!("{}{n}", self.prefix), self.value.clone())
             .await?;
         Ok(())
     }

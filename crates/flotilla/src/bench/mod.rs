@@ -186,10 +186,10 @@ async fn measure(what: &BenchCommand) -> Result<Report> {
     };
     let peer = match (what, &etcd) {
         (BenchCommand::Api(args), Some(etcd)) if !args.no_kube => {
-            let peer = api::prepare_peer(&plan, &dir.path().join("kube"), &etcd.endpoint()).await?;
+            let peer = api::prepare_peer(&plan, &dir.path().join("kube"), etcd.endpoint()).await?;
             println!(
                 "kube-apiserver: serving HTTPS on {} over the same etcd, {} ConfigMaps to list",
-                peer.address(),
+                peer.kube.address(),
                 plan.list_objects
             );
             Some(peer)

@@ -69,6 +69,11 @@ fn crud() -> Vec<Case> {
             .http("PATCH", "/api/v1/namespaces/{ns}/secrets/s", None, Observe::Status)
             .raw("PATCH", "/api/v1/namespaces/{ns}/secrets/s", "application/merge-patch+json",
                 r#"{"stringData": {"c": "three"}}"#, fields(&["/data", "/stringData"])),
+        Case::new("system-namespaces-stay")
+            .http("DELETE", "/api/v1/namespaces/default", None, Observe::Status)
+            .http("DELETE", "/api/v1/namespaces/kube-system?dryRun=All", None, Observe::Status)
+            .http("DELETE", "/api/v1/namespaces/kube-public", None, Observe::Status)
+            .http("GET", "/version/", None, Observe::Keys(vec![""])),
         Case::new("namespace-defaults")
             .http("POST", "/api/v1/namespaces", Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{ns}-x"}})),
                 fields(&["/spec", "/status"]))

@@ -8,7 +8,7 @@
 //! list stays true.
 
 #[path = "../common/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod common;
 
 mod case;
