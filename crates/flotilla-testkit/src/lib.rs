@@ -13,6 +13,15 @@ mod real_cluster;
 pub use eventually::{eventually, eventually_async};
 pub use real_cluster::{ClusterOptions, RealCluster};
 
+/// A kube-rs client from a kubeconfig file (its current context).
+pub async fn kube_client(kubeconfig: &std::path::Path) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(config).expect("client")
+}
+
 /// The repository's root directory (where `tools/` is).
 pub fn repo_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

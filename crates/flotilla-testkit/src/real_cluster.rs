@@ -122,12 +122,7 @@ impl RealCluster {
 
     /// A kube-rs client with the admin kubeconfig.
     pub async fn client(&self) -> kube::Client {
-        let kubeconfig =
-            kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-            .await
-            .expect("config");
-        kube::Client::try_from(config).expect("client")
+        crate::kube_client(&self.kubeconfig()).await
     }
 
     /// The tail of every component's log, for failure messages.

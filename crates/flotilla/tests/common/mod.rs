@@ -192,12 +192,7 @@ impl HubProcess {
 
     /// A kube-rs client over HTTPS using the hub's kubeconfig.
     pub async fn client(&self) -> kube::Client {
-        let kubeconfig =
-            kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-            .await
-            .expect("config");
-        kube::Client::try_from(config).expect("client")
+        flotilla_testkit::kube_client(&self.kubeconfig()).await
     }
 }
 
@@ -207,48 +202,14 @@ impl Drop for HubProcess {
     }
 }
 
-/// kubectl with `kubeconfig` and a private discovery cache, stdin closed.
-pub fn kubectl_command(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new("kubectl");
-    cmd.env("KUBECONFIG", kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .stdin(Stdio::null());
-    cmd
-}
-
-/// Runs `command` to completion with `stdin` as its input.
-pub fn run_with_stdin(mut command: Command, stdin: &str) -> Output {
-    use std::io::Write;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    child.wait_with_output().expect("output")
-}
+pub use flotilla_testkit::kubectl::{command as kubectl_command, run_with_stdin};
 
 /// The repository's `examples/` directory.
 pub fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-/// Polls `probe` every 200 ms for up to `secs` seconds.
-pub fn eventually<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
+pub use flotilla_testkit::eventually;
 
 /// A joined default fleet (six members) with quick pod readiness, its clock `speed` times
 /// real time.
