@@ -249,6 +249,28 @@ pub fn from_label_selector_json(v: &Value) -> Result<LabelSelector, Vec<FieldErr
     from_label_selector_json_at(v, "")
 }
 
+/// A selector as kube prints it (`app=web,env in (a,b)`): a LabelSelector object
+/// (`matchLabels`/`matchExpressions`), a plain label map (a ReplicationController's selector, a
+/// pod template's labels: `k=v` pairs sorted by key), or a string taken as already printed.
+/// `None` for anything else or an invalid LabelSelector.
+pub fn selector_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(m) if m.contains_key("matchLabels") || m.contains_key("matchExpressions") => {
+            from_label_selector_json(v).ok().map(|s| s.to_string())
+        }
+        Value::Object(m) => {
+            let mut pairs: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect();
+            pairs.sort();
+            Some(pairs.join(","))
+        }
+        _ => None,
+    }
+}
+
 /// Like [`from_label_selector_json`], with error paths prefixed by `path` (for example
 /// `spec.policy.affinity.clusterAffinity.clusterSelectorTerms[0].labelSelector`).
 pub fn from_label_selector_json_at(

@@ -634,7 +634,7 @@ impl Engine {
             } else {
                 &[]
             };
-            obj = object::split_status_keeping(&old, obj, subresource == Some("status"), writable);
+            obj = object::split_status(&old, obj, subresource == Some("status"), writable);
         }
         check_identity(info, name, &old, &obj)?;
         object::carry_system_metadata(&old, &mut obj);

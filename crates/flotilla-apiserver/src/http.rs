@@ -818,15 +818,16 @@ fn decode_body(body: &[u8], content_type: &str, schema: &Value) -> ApiResult<Val
             serde_saphyr::from_str(text)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
         }
-        crate::protobuf::CONTENT_TYPE if crate::protobuf::unsupported_kind(body).is_some() => {
-            Err(ApiError::unsupported_media_type(&format!(
-                "{} (protobuf is not served for {}; send application/json)",
-                crate::protobuf::CONTENT_TYPE,
-                crate::protobuf::unsupported_kind(body).unwrap_or_default()
-            )))
+        crate::protobuf::CONTENT_TYPE => {
+            if let Some(kind) = crate::protobuf::unsupported_kind(body) {
+                return Err(ApiError::unsupported_media_type(&format!(
+                    "{} (protobuf is not served for {kind}; send application/json)",
+                    crate::protobuf::CONTENT_TYPE
+                )));
+            }
+            crate::protobuf::decode(body, schema)
+                .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
         }
-        crate::protobuf::CONTENT_TYPE => crate::protobuf::decode(body, schema)
-            .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}"))),
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
         }),

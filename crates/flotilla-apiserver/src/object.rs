@@ -375,19 +375,10 @@ pub fn carry_system_metadata(old: &Value, new: &mut Value) {
 /// Keeps only the status of `new` on top of `old` (writes to the `status` subresource), or
 /// keeps `old`'s status under `new`'s spec (writes to the main endpoint of a kind with a status
 /// subresource). Takes `new` by value so the half it keeps is moved, not copied; of `old`
-/// only the half kept is copied (a status write copies neither status).
-pub fn split_status(old: &Value, new: Value, status_write: bool) -> Value {
-    split_status_keeping(old, new, status_write, &[])
-}
-
-/// [`split_status`], letting a status write also change the metadata fields `writable` names
-/// (kube's built-in kinds take `annotations` from a status write; custom resources nothing).
-pub fn split_status_keeping(
-    old: &Value,
-    new: Value,
-    status_write: bool,
-    writable: &[&str],
-) -> Value {
+/// only the half kept is copied (a status write copies neither status). A status write keeps
+/// `old`'s metadata but for the fields `writable` names (kube's built-in kinds take
+/// `annotations` from a status write; custom resources nothing).
+pub fn split_status(old: &Value, new: Value, status_write: bool, writable: &[&str]) -> Value {
     let (Some(old_fields), Value::Object(mut new_fields)) = (old.as_object(), new) else {
         return old.clone();
     };
@@ -529,11 +520,11 @@ mod tests {
         let old = json!({"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"s": 1}});
         let new = json!({"metadata": {"name": "x"}, "spec": {"a": 2}, "status": {"s": 2}});
         assert_eq!(
-            split_status(&old, new.clone(), true),
+            split_status(&old, new.clone(), true, &[]),
             json!({"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"s": 2}})
         );
         assert_eq!(
-            split_status(&old, new, false),
+            split_status(&old, new, false, &[]),
             json!({"metadata": {"name": "x"}, "spec": {"a": 2}, "status": {"s": 1}})
         );
         // A status write keeps `old`'s field order, adds a status `old` lacked, and drops
@@ -542,10 +533,10 @@ mod tests {
             |value: &Value| -> Vec<String> { value.as_object().unwrap().keys().cloned().collect() };
         let old = json!({"kind": "K", "metadata": {"name": "x"}, "spec": {"a": 1}});
         let new = json!({"status": {"s": 2}, "spec": {"a": 2}, "metadata": {"name": "y"}});
-        let written = split_status(&old, new, true);
+        let written = split_status(&old, new, true, &[]);
         assert_eq!(order(&written), ["kind", "metadata", "spec", "status"]);
         assert_eq!(written["metadata"]["name"], "x");
-        let unset = split_status(&written, json!({"metadata": {"name": "x"}}), true);
+        let unset = split_status(&written, json!({"metadata": {"name": "x"}}), true, &[]);
         assert_eq!(
             unset,
             json!({"kind": "K", "metadata": {"name": "x"}, "spec": {"a": 1}})
@@ -556,13 +547,19 @@ mod tests {
             "annotations": {"n": "v"}, "finalizers": ["f"], "ownerReferences": [{"uid": "u"}]},
             "status": {"s": 1}});
         assert_eq!(
-            split_status(&labelled, relabel, true),
+            split_status(&labelled, relabel.clone(), true, &["annotations"]),
+            json!({"metadata": {"name": "x", "labels": {"a": "1"}, "annotations": {"n": "v"}},
+                "status": {"s": 1}})
+        );
+        assert_eq!(
+            split_status(&labelled, relabel, true, &[]),
             json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "status": {"s": 1}})
         );
         let main = split_status(
             &old,
             json!({"metadata": {}, "spec": {}, "status": {"s": 9}}),
             false,
+            &[],
         );
         assert_eq!(main, json!({"metadata": {}, "spec": {}}));
     }

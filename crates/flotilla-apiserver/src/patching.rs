@@ -37,6 +37,21 @@ impl PatchType {
     }
 }
 
+/// A JSON patch's failure as kube answers it: 413 past the operation and copy caps, else 422
+/// naming the failed operation (a `test` that did not hold, a missing path).
+pub(crate) fn json_patch_error(e: patch::PatchError) -> ApiError {
+    match e {
+        patch::PatchError::TooManyOperations { .. } | patch::PatchError::CopyTooLarge { .. } => {
+            let mut err = ApiError::too_large(0);
+            err.message = format!("Request entity too large: {e}");
+            err
+        }
+        e => ApiError::unprocessable(format!(
+            "the server rejected our request due to an error in our request: {e}"
+        )),
+    }
+}
+
 fn parse_json(body: &[u8], what: &str) -> ApiResult<Value> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("error decoding {what}: {e}")))
@@ -78,17 +93,7 @@ impl Engine {
                     ));
                 }
                 self.guaranteed_update(info, ns, name, subresource, opts, |cur| match cur {
-                    Some(cur) => patch::json_patch(cur, &p).map_err(|e| match e {
-                        patch::PatchError::TooManyOperations { .. }
-                        | patch::PatchError::CopyTooLarge { .. } => {
-                            let mut err = ApiError::too_large(0);
-                            err.message = format!("Request entity too large: {e}");
-                            err
-                        }
-                        e => ApiError::unprocessable(format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        )),
-                    }),
+                    Some(cur) => patch::json_patch(cur, &p).map_err(json_patch_error),
                     None => Err(ApiError::not_found(&target(info, name))),
                 })
                 .await

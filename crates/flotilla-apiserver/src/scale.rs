@@ -44,29 +44,6 @@ fn pointer(path: &str) -> String {
     path.replace('.', "/")
 }
 
-/// A label selector found at `labelSelectorPath`, printed as a selector string.
-fn selector_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Object(map)
-            if map.contains_key("matchLabels") || map.contains_key("matchExpressions") =>
-        {
-            flotilla_apimachinery::selector::from_label_selector_json(value)
-                .ok()
-                .map(|s| s.to_string())
-        }
-        Value::Object(map) => {
-            let mut pairs: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect();
-            pairs.sort();
-            Some(pairs.join(","))
-        }
-        _ => None,
-    }
-}
-
 /// The `autoscaling/v1` Scale of `obj`.
 pub fn view(paths: &ScalePaths, obj: &Value) -> Value {
     let meta = metadata(obj);
@@ -95,7 +72,7 @@ pub fn view(paths: &ScalePaths, obj: &Value) -> Value {
         .label_selector
         .as_deref()
         .and_then(|p| obj.pointer(&pointer(p)))
-        .and_then(selector_text)
+        .and_then(flotilla_apimachinery::selector::selector_text)
         .filter(|s| !s.is_empty())
     {
         status["selector"] = json!(selector);
@@ -188,6 +165,13 @@ fn set_path(obj: &mut Value, path: &str, value: Value) {
     }
 }
 
+/// A Scale write, decoded once before the conflict-retrying update.
+enum Wanted {
+    Replace(Value),
+    Json(Value),
+    Merge(Value),
+}
+
 /// What a request does with a Scale.
 pub enum ScaleWrite<'a> {
     /// `PUT`: the body is the new Scale.
@@ -220,43 +204,40 @@ impl Engine {
     ) -> ApiResult<Value> {
         let paths = scale_paths(info)?.clone();
         let ns = if info.namespaced { ns } else { None };
-        let patch = match &write {
-            ScaleWrite::Replace(_) => None,
+        let patch = |body: &[u8]| {
+            serde_json::from_slice::<Value>(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))
+        };
+        let wanted = match write {
+            ScaleWrite::Replace(body) => Wanted::Replace(body),
             ScaleWrite::Patch(PatchType::Apply, _) => {
                 return Err(ApiError::unsupported_media_type(
                     "application/apply-patch+yaml",
                 ));
             }
-            ScaleWrite::Patch(kind, body) => Some((
-                *kind,
-                serde_json::from_slice::<Value>(body)
-                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
-            )),
+            ScaleWrite::Patch(PatchType::Json, body) => Wanted::Json(patch(body)?),
+            ScaleWrite::Patch(PatchType::Merge | PatchType::Strategic, body) => {
+                Wanted::Merge(patch(body)?)
+            }
         };
         let written = self
             .guaranteed_update(info, ns, name, Some("scale"), opts, |cur| {
                 let cur = cur.ok_or_else(|| ApiError::not_found(&target(info, name)))?;
                 let current = view(&paths, cur);
-                let wanted = match (&write, &patch) {
-                    (ScaleWrite::Replace(body), _) => {
+                let wanted = match &wanted {
+                    Wanted::Replace(body) => {
                         let want_rv = meta_str(body, "resourceVersion").filter(|v| !v.is_empty());
                         if want_rv.is_some() && want_rv != meta_str(&current, "resourceVersion") {
                             return Err(ApiError::stale(&target(info, name)));
                         }
                         body.clone()
                     }
-                    (_, Some((PatchType::Json, ops))) => flotilla_apimachinery::patch::json_patch(
-                        &current, ops,
-                    )
-                    .map_err(|e| {
-                        ApiError::bad_request(format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ))
-                    })?,
-                    (_, Some((_, merge))) => {
+                    Wanted::Json(ops) => flotilla_apimachinery::patch::json_patch(&current, ops)
+                        .map_err(crate::patching::json_patch_error)?,
+                    // A Scale has no lists: a strategic merge patch is a merge patch.
+                    Wanted::Merge(merge) => {
                         flotilla_apimachinery::patch::merge_patch(&current, merge)
                     }
-                    (_, None) => unreachable!("a patch write has its patch"),
                 };
                 let mut candidate = write_back(&paths, name, cur, &wanted)?;
                 // The write is conditional on the revision the Scale was read at only when

@@ -30,6 +30,15 @@ pub fn run_with_stdin(mut command: Command, stdin: &str) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// The server URL of a kubeconfig file's (first) cluster, `https://127.0.0.1:PORT`.
+pub fn server_of(kubeconfig: &Path) -> String {
+    let text = std::fs::read_to_string(kubeconfig).expect("kubeconfig");
+    text.lines()
+        .find_map(|line| line.trim().strip_prefix("server: "))
+        .expect("a server in the kubeconfig")
+        .to_string()
+}
+
 /// Stdout of a finished kubectl, panicking with both streams if it failed.
 pub fn ok(args: &[&str], out: Output) -> String {
     assert!(

@@ -78,13 +78,7 @@ impl RealCluster {
 
     /// The kube-apiserver's URL, `https://127.0.0.1:PORT`.
     pub fn server(&self) -> String {
-        let kubeconfig = std::fs::read_to_string(self.kubeconfig()).expect("kubeconfig");
-        kubeconfig
-            .split("server: \"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .expect("a server in the kubeconfig")
-            .to_string()
+        kubectl::server_of(&self.kubeconfig())
     }
 
     /// The admin bearer token.

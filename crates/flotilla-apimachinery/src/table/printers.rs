@@ -6,10 +6,10 @@
 //! JSONPath). Each printer is a pure function of the object (and the clock, for ages).
 
 use jiff::Timestamp;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{age, eval_json_path};
-use crate::selector::from_label_selector_json;
+use crate::selector::selector_text;
 
 /// The marker of a computed column's `jsonPath`.
 pub const PREFIX: &str = "printer:";
@@ -64,8 +64,8 @@ pub fn cell(spec: &str, obj: &Value, now: Timestamp) -> Value {
         },
         "job-status" => text(job_status(obj)),
         "join" => text(or_none(join(all(args, obj)))),
-        "selector" => text(or_none(selector(first(args, obj)))),
-        "labels" => text(or_none(labels(first(args, obj)))),
+        // A LabelSelector or a plain label map (node selector, quota, pod labels).
+        "selector" | "labels" => text(or_none(selector(first(args, obj)))),
         "pod-ready" => text(pod_ready(obj)),
         "pod-restarts" => text(restarts(obj).to_string()),
         "pod-status" => text(pod_status(obj)),
@@ -162,36 +162,11 @@ fn join(values: Vec<Value>) -> String {
         .join(",")
 }
 
-/// A LabelSelector (or a plain label map) as kube prints it.
+/// A LabelSelector (or a plain label map) as kube prints it; empty for anything else.
 fn selector(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::Object(m))
-            if m.contains_key("matchLabels") || m.contains_key("matchExpressions") =>
-        {
-            from_label_selector_json(&Value::Object(m.clone()))
-                .map(|s| s.to_string())
-                .unwrap_or_default()
-        }
-        Some(Value::Object(m)) => map_text(m),
-        _ => String::new(),
-    }
-}
-
-fn labels(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::Object(m)) => map_text(m),
-        _ => String::new(),
-    }
-}
-
-/// `k=v,k2=v2`, keys sorted (Go's `labels.Set.String`).
-fn map_text(m: &Map<String, Value>) -> String {
-    let mut pairs: Vec<String> = m
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    pairs.sort();
-    pairs.join(",")
+    v.filter(|v| v.is_object())
+        .and_then(selector_text)
+        .unwrap_or_default()
 }
 
 fn statuses(obj: &Value) -> &[Value] {

@@ -106,13 +106,7 @@ impl HttpsHub {
             tls::server_config(&pki)?,
             flotilla_apiserver::http::router(hub.engine().clone(), ServerConfig::default()),
         ));
-        let text = kubeconfig::render(
-            &format!("https://{addr}"),
-            &pki.ca_pem,
-            &kubeconfig::Credentials::Token(token.clone()),
-        );
-        let kubeconfig = kube::config::Kubeconfig::from_yaml(&text)?;
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+        let config = client_config(addr, &pki.ca_pem, &token).await?;
         Ok(HttpsHub {
             hub,
             address: addr,
@@ -153,6 +147,18 @@ impl HttpsHub {
     pub fn hub(&self) -> &Hub {
         &self.hub
     }
+}
+
+/// The kube-rs client configuration for an API server at `address` trusting `ca_pem`, with
+/// `token`, as from the kubeconfig a user would be given.
+pub async fn client_config(address: SocketAddr, ca_pem: &str, token: &str) -> Result<kube::Config> {
+    let text = kubeconfig::render(
+        &format!("https://{address}"),
+        ca_pem,
+        &kubeconfig::Credentials::Token(token.to_string()),
+    );
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&text)?;
+    Ok(kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?)
 }
 
 /// An HTTP/2 client to an API server at `address` over one TLS connection trusting `ca_pem`,

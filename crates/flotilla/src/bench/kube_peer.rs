@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use rcgen::KeyPair;
 
-use super::https::{H2Client, h2_client};
-use crate::{kubeconfig, tls};
+use super::https::{H2Client, client_config, h2_client};
+use crate::tls;
 
 /// A running kube-apiserver; killed on drop.
 pub struct KubePeer {
@@ -104,13 +104,7 @@ impl KubePeer {
             .stderr(log)
             .spawn()
             .context("starting kube-apiserver")?;
-        let text = kubeconfig::render(
-            &format!("https://{address}"),
-            &pki.ca_pem,
-            &kubeconfig::Credentials::Token(token.clone()),
-        );
-        let kubeconfig = kube::config::Kubeconfig::from_yaml(&text)?;
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+        let config = client_config(address, &pki.ca_pem, &token).await?;
         let peer = KubePeer {
             child,
             address,

@@ -61,12 +61,7 @@ impl HubProcess {
 
     /// The hub's URL (`https://127.0.0.1:PORT`), from the kubeconfig `up` wrote.
     pub fn server(&self) -> String {
-        let kubeconfig = std::fs::read_to_string(self.kubeconfig()).expect("kubeconfig");
-        kubeconfig
-            .lines()
-            .find_map(|line| line.trim().strip_prefix("server: "))
-            .expect("a server in the kubeconfig")
-            .to_string()
+        flotilla_testkit::kubectl::server_of(&self.kubeconfig())
     }
 
     /// The administrator token `up` generated (user `flotilla-admin`, `system:masters`).
@@ -154,14 +149,7 @@ impl HubProcess {
 
     /// Runs kubectl and returns stdout, panicking with stderr if it failed.
     pub fn kubectl_ok(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        flotilla_testkit::kubectl::ok(args, self.kubectl(args))
     }
 
     /// Runs kubectl expecting failure; returns stderr.
