@@ -37,7 +37,9 @@ fn kind(obj: &serde_json::Value) -> RbacKind {
 
 fn rbac(c: &mut Criterion) {
     let mut policy = Policy::default();
-    for obj in builtin_objects()
+    let registry =
+        flotilla_apiserver::registry::Registry::new(flotilla_apiserver::builtin_definitions());
+    for obj in builtin_objects(&registry.snapshot())
         .into_iter()
         .chain((0..MEMBERS).flat_map(|i| member_objects(&format!("member-{i:05}"))))
     {

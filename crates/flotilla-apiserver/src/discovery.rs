@@ -88,6 +88,33 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
     out
 }
 
+/// The stored kinds' groups and versions, with the review groups (whose resources are
+/// answered, never stored).
+fn served_groups(snap: &Snapshot) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut groups = snap.groups().clone();
+    for (group, ..) in crate::access_review::RESOURCES {
+        groups
+            .entry((*group).to_string())
+            .or_insert_with(|| vec!["v1".to_string()]);
+    }
+    groups
+}
+
+/// The create-only review resources of `group`/`version`.
+fn review_entries(group: &str, version: &str) -> Vec<Value> {
+    if version != "v1" {
+        return Vec::new();
+    }
+    crate::access_review::RESOURCES
+        .iter()
+        .filter(|(g, ..)| *g == group)
+        .map(|(_, plural, kind, namespaced)| {
+            json!({"name": plural, "singularName": kind.to_lowercase(), "namespaced": namespaced,
+                   "kind": kind, "verbs": ["create"]})
+        })
+        .collect()
+}
+
 /// The discovery document for a non-resource route, or None if nothing is served there.
 pub fn serve(snap: &Snapshot, route: &Route) -> Option<Value> {
     match route {
@@ -97,8 +124,7 @@ pub fn serve(snap: &Snapshot, route: &Route) -> Option<Value> {
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
         })),
         Route::Groups => {
-            let groups: Vec<Value> = snap
-                .groups()
+            let groups: Vec<Value> = served_groups(snap)
                 .iter()
                 .filter(|(g, _)| !g.is_empty())
                 .map(|(g, vs)| group_entry(g, vs))
@@ -106,7 +132,8 @@ pub fn serve(snap: &Snapshot, route: &Route) -> Option<Value> {
             Some(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
         }
         Route::Group(g) => {
-            let vs = snap.groups().get(g)?;
+            let groups = served_groups(snap);
+            let vs = groups.get(g)?;
             let mut entry = group_entry(g, vs);
             entry["kind"] = json!("APIGroup");
             entry["apiVersion"] = json!("v1");
@@ -114,10 +141,12 @@ pub fn serve(snap: &Snapshot, route: &Route) -> Option<Value> {
         }
         Route::GroupVersion(g, v) => {
             let resources = snap.resources_in(g, v);
-            if resources.is_empty() {
+            let reviews = review_entries(g, v);
+            if resources.is_empty() && reviews.is_empty() {
                 return None;
             }
-            let list: Vec<Value> = resources.iter().flat_map(|r| resource_entries(r)).collect();
+            let mut list: Vec<Value> = resources.iter().flat_map(|r| resource_entries(r)).collect();
+            list.extend(reviews);
             Some(
                 json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version(g, v), "resources": list}),
             )

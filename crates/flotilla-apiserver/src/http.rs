@@ -34,9 +34,6 @@ use crate::{discovery, openapi};
 /// Largest accepted request body (kube-apiserver's limit is 3 MiB).
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
 
-/// How much of an oversized body is read and discarded before the connection is dropped.
-const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
-
 /// Server settings that are not part of the engine.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -228,7 +225,7 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
 }
 
 /// The decoded query string of `uri`.
-fn query_of(uri: &http::Uri) -> HashMap<String, String> {
+pub(crate) fn query_of(uri: &http::Uri) -> HashMap<String, String> {
     Query::<HashMap<String, String>>::try_from_uri(uri)
         .map(|q| q.0)
         .unwrap_or_default()
@@ -278,8 +275,9 @@ async fn dispatch(
                 let caller = Caller {
                     user: user.as_deref().unwrap_or(&internal),
                     policy: state.security.as_deref().map(Security::policy),
+                    authenticator: state.security.as_deref().map(Security::authenticator),
                 };
-                match access_review::answer(review, &body, &content_type, caller) {
+                match access_review::answer(review, &body, &content_type, caller).await {
                     Ok(answer) => json_response(StatusCode::CREATED, &answer),
                     Err(e) => error_response(&e),
                 }
@@ -772,32 +770,42 @@ fn user_agent_manager(headers: &HeaderMap) -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
-/// Reads a request body of at most [`MAX_BODY`] bytes within `timeout`.
+/// Reads a request body of at most [`MAX_BODY`] bytes within `timeout`. A larger body is
+/// refused with a 413 after being read to its end (not kept), so the client reads the 413
+/// instead of a connection reset under its upload; one announced as larger by a client that
+/// waits for `100 Continue` is refused without being read at all.
 async fn read_body(req: Request, timeout: Duration) -> ApiResult<Bytes> {
-    tokio::time::timeout(timeout, read_limited_body(req))
-        .await
-        .unwrap_or(Err(ApiError::body_timeout(timeout)))
-}
-
-async fn read_limited_body(req: Request) -> ApiResult<Bytes> {
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let waits_to_send = req
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if waits_to_send && announced.is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(ApiError::too_large(MAX_BODY));
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut body = req.into_body();
     let mut buf = bytes::BytesMut::new();
     let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| ApiError::bad_request(format!("error reading request body: {e}")))?;
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(frame)) => frame
+                .map_err(|e| ApiError::bad_request(format!("error reading request body: {e}")))?,
+            Ok(None) => break,
+            Err(_) if seen > MAX_BODY => return Err(ApiError::too_large(MAX_BODY)),
+            Err(_) => return Err(ApiError::body_timeout(timeout)),
+        };
         if let Ok(data) = frame.into_data() {
-            seen += data.len();
+            seen = seen.saturating_add(data.len());
             if seen <= MAX_BODY {
                 buf.extend_from_slice(&data);
-            } else if seen > DRAIN_LIMIT {
-                break;
             }
         }
     }
     if seen > MAX_BODY {
-        // The rest of a moderately oversized body is drained (not buffered) so the client
-        // reads the 413 instead of a reset connection.
         return Err(ApiError::too_large(MAX_BODY));
     }
     Ok(buf.freeze())

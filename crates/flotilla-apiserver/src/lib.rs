@@ -44,6 +44,6 @@ mod hub;
 pub use clock::{Clock, ClockExt, ManualClock, ScaledClock, SystemClock};
 pub use engine::Engine;
 pub use http::ServerConfig;
-pub use hub::{Compaction, Hub, HubOptions, SYSTEM_NAMESPACES};
+pub use hub::{Compaction, Hub, HubOptions, SYSTEM_NAMESPACES, builtin_definitions};
 pub use security::{Security, SecurityOptions};
 pub use status::ApiError;

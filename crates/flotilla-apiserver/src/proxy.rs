@@ -2,6 +2,10 @@
 //! simulated members of `flotilla up`). A request there is authenticated as any hub request,
 //! then handed, with the prefix removed, to that member's own API, so
 //! `kubectl --server https://hub/clusters/member-1 get pods -A` talks to the member.
+//!
+//! On a secured hub the caller needs the verb on `memberclusters/proxy` for that member, and
+//! the hub's RBAC must also allow the request it makes of the member: a `fleet-viewer` lists
+//! a member's pods through the hub but, as on the hub, not its Secrets.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -13,7 +17,7 @@ use axum::routing::any;
 use http::Uri;
 use tower::ServiceExt;
 
-use crate::http::error_response;
+use crate::http::{error_response, query_of};
 use crate::rbac::{Attributes, ResourceAttributes};
 use crate::security::Security;
 use crate::status::{ApiError, Target};
@@ -108,8 +112,17 @@ async fn proxy(state: ProxyState, name: String, rest: String, req: Request) -> R
             namespace: None,
             name: Some(name.clone()),
         });
+        let inner = Attributes::of(req.method(), &format!("/{rest}"), &query_of(req.uri()));
+        let policy = security.clone();
         return security
-            .guard(req, attrs, |req, _| forward_to(&state, &name, &rest, req))
+            .guard(req, attrs, |req, user| async move {
+                if !policy.policy().authorize(&user, &inner).allowed {
+                    let mut err = ApiError::forbidden_by_rbac(&user.name, &inner);
+                    err.message = format!("{} (in member cluster {name:?})", err.message);
+                    return error_response(&err);
+                }
+                forward_to(&state, &name, &rest, req).await
+            })
             .await;
     }
     forward_to(&state, &name, &rest, req).await
@@ -164,9 +177,10 @@ mod tests {
     #[tokio::test]
     async fn member_apis_are_reached_under_clusters_with_hub_authentication() {
         let store = || Arc::new(flotilla_store::MemoryStore::new());
-        let tokens =
-            crate::auth::TokenFile::parse("secret,admin,a,\"system:masters\"\nnobody,nobody,n\n")
-                .unwrap();
+        let tokens = crate::auth::TokenFile::parse(
+            "secret,admin,a,\"system:masters\"\nnobody,nobody,n\nview,val,v,\"fleet:viewers\"\n",
+        )
+        .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let hub = Hub::start(
             store(),
@@ -218,6 +232,33 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("memberclusters/proxy"),
+            "{body}"
+        );
+        // A viewer reads a member through the hub, but not its Secrets (nor does it on the hub).
+        let (code, _) = call(&app, "/clusters/m1/api/v1/namespaces", "view").await;
+        assert_eq!(code, 200);
+        for path in [
+            "/clusters/m1/api/v1/namespaces/default/secrets",
+            "/clusters/m1/api/v1/secrets",
+            "/api/v1/namespaces/fleet-system/secrets",
+        ] {
+            let (code, body) = call(&app, path, "view").await;
+            assert_eq!(
+                (code, body["reason"].as_str()),
+                (403, Some("Forbidden")),
+                "{path}"
+            );
+            assert!(
+                body["message"].as_str().unwrap().contains("secrets"),
+                "{body}"
+            );
+        }
+        let (_, body) = call(&app, "/clusters/m1/api/v1/secrets", "view").await;
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("member cluster \"m1\""),
             "{body}"
         );
         let (code, body) = call(&app, "/clusters/m2/version", "secret").await;

@@ -13,13 +13,14 @@ use http::HeaderMap;
 use http_body::Body as _;
 
 use crate::audit::{AuditEntry, AuditLog};
-use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo};
+use crate::auth::revocations::{Revocations, Revoked};
+use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo, bearer_token};
 use crate::clock::rfc3339;
-use crate::engine::{Engine, WriteOptions};
+use crate::engine::Engine;
 use crate::http::error_response;
 use crate::limits::{ClientLimits, Limiter, Slot, SlotKind};
 use crate::rbac::cache::PolicyCache;
-use crate::rbac::{Attributes, bootstrap};
+use crate::rbac::{Attributes, reconcile};
 use crate::status::{ApiError, ApiResult};
 
 /// How a hub secures its API.
@@ -42,6 +43,9 @@ pub struct Security {
     policy: PolicyCache,
     audit: Option<AuditLog>,
     limiter: Arc<Limiter>,
+    revocations: Revocations,
+    /// The task keeping the built-in roles as they should be.
+    reconciler: tokio::task::JoinHandle<()>,
 }
 
 /// A request that passed the gate: who made it, why it was allowed, and its slot (held until
@@ -66,45 +70,37 @@ pub struct Refused {
 }
 
 impl Security {
-    /// Creates the built-in roles that are missing, starts following the stored RBAC policy
-    /// and opens the audit log.
+    /// Creates (or repairs) the built-in roles and keeps them so, starts following the stored
+    /// RBAC policy and revoked member tokens, and opens the audit log.
     pub async fn start(engine: &Engine, options: &SecurityOptions) -> ApiResult<Arc<Self>> {
-        let snap = engine.registry().snapshot();
-        for obj in bootstrap::builtin_objects() {
-            let plural = match obj["kind"].as_str() {
-                Some("ClusterRole") => "clusterroles",
-                _ => "clusterrolebindings",
-            };
-            let Some(info) = snap.get("rbac.authorization.k8s.io", "v1", plural) else {
-                continue;
-            };
-            match engine
-                .create(&info, None, obj, &WriteOptions::default())
-                .await
-            {
-                Ok(_) => {}
-                Err(e) if e.reason == "AlreadyExists" => {}
-                Err(e) => return Err(e),
-            }
-        }
+        reconcile::reconcile(engine).await?;
         let audit = match &options.audit_log {
             Some(path) => Some(AuditLog::open(path).map_err(|e| {
                 ApiError::internal(format!("opening audit log {}: {e}", path.display()))
             })?),
             None => None,
         };
+        let policy = PolicyCache::start(engine).await;
+        let reconciler = reconcile::spawn(engine.clone(), policy.changed());
         Ok(Arc::new(Self {
             engine: engine.clone(),
             authenticator: Authenticator::new(options.tokens.clone(), engine.clone()),
-            policy: PolicyCache::start(engine).await,
+            policy,
+            reconciler,
             audit,
             limiter: Limiter::new(options.limits),
+            revocations: Revocations::start(engine),
         }))
     }
 
     /// The stored RBAC policy, as this replica follows it.
     pub fn policy(&self) -> &PolicyCache {
         &self.policy
+    }
+
+    /// Who credentials are (for TokenReviews).
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.authenticator
     }
 
     /// Authenticates, authorizes and limits one request.
@@ -143,18 +139,20 @@ impl Security {
     /// Serves `req` (described by `attrs`) through the gate: refused requests get their
     /// `Status`; admitted ones are answered by `inner` with the caller's identity, their slot
     /// held until the response body (a watch stream, say) ends. Mutating requests, refused
-    /// or not, are audited.
+    /// or not, are audited. A stream answered to a member token ends when the token is
+    /// revoked.
     pub async fn guard<F, Fut>(&self, req: Request, attrs: Attributes, inner: F) -> Response
     where
         F: FnOnce(Request, Arc<UserInfo>) -> Fut,
         Fut: Future<Output = Response>,
     {
         let peer = req.extensions().get::<PeerIdentity>().cloned();
+        let revoked = bearer_token(req.headers()).and_then(|t| self.revocations.watch(t));
         let (response, user, reason) = match self.admit(req.headers(), peer.as_ref(), &attrs).await
         {
             Ok(admitted) => {
                 let response = inner(req, admitted.user.clone()).await;
-                let response = hold_until_sent(response, admitted.slot);
+                let response = hold_until_sent(response, admitted.slot, revoked);
                 (response, Some(admitted.user), admitted.reason)
             }
             Err(refused) => (
@@ -178,18 +176,30 @@ impl Security {
     }
 }
 
+impl Drop for Security {
+    fn drop(&mut self) {
+        self.reconciler.abort();
+    }
+}
+
 /// `response` with `slot` held until its body has been sent: a stream (a watch, a proxied
-/// body) keeps its client's slot while it flows. A body already complete in memory (its size
-/// known: the common case) is left as it is and the slot freed now, since turning it into a
-/// stream would cost every request an extra frame and its `content-length`.
-fn hold_until_sent(response: Response, slot: Slot) -> Response {
+/// body) keeps its client's slot while it flows, and ends when `revoked` resolves (its token
+/// was revoked). A body already complete in memory (its size known: the common case) is left
+/// as it is and the slot freed now, since turning it into a stream would cost every request
+/// an extra frame and its `content-length`.
+fn hold_until_sent(response: Response, slot: Slot, revoked: Option<Revoked>) -> Response {
     if response.body().size_hint().exact().is_some() {
         return response;
     }
+    let revoked = revoked.unwrap_or_else(|| Box::pin(std::future::pending()));
     response.map(|body| {
-        Body::from_stream(body.into_data_stream().map(move |chunk| {
-            let _held = &slot;
-            chunk
-        }))
+        Body::from_stream(
+            body.into_data_stream()
+                .map(move |chunk| {
+                    let _held = &slot;
+                    chunk
+                })
+                .take_until(revoked),
+        )
     })
 }

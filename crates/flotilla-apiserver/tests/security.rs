@@ -154,6 +154,13 @@ fn rand_bytes(seed: &str) -> [u8; 32] {
     b
 }
 
+/// The next piece of a streamed body (`None` at its end), or an error after 5 s without one.
+async fn next_frame(body: &mut Body) -> Result<Option<bytes::Bytes>, tokio::time::error::Elapsed> {
+    tokio::time::timeout(Duration::from_secs(5), body.frame())
+        .await
+        .map(|f| f.map(|f| f.unwrap().into_data().unwrap_or_default()))
+}
+
 /// Polls until `check` holds (the RBAC cache follows the store asynchronously, as kube's
 /// informers do).
 async fn eventually<F, Fut>(what: &str, mut check: F)
@@ -363,6 +370,27 @@ async fn member_tokens_are_confined_and_revocable() {
     // A wrong secret for a real member, and a revoked token, are both 401.
     let forged = member_tokens::token("m1", &[9; 32]);
     assert_eq!(hub.call("GET", own, Some(&forged), None).await.0, 401);
+    // Watches open before the revocation: m1's ends with it, m2's flows on.
+    let m2 = issue_member(&hub, "m2b").await;
+    let theirs = "/api/v1/namespaces/fleet-member-m2b/configmaps";
+    eventually("m2b may read its namespace", || async {
+        hub.call("GET", theirs, Some(&m2), None).await.0 == 200
+    })
+    .await;
+    let watch = |path: &str, token: &str| {
+        let path = format!("{path}?watch=true");
+        let token = token.to_string();
+        let hub = &hub;
+        async move {
+            let resp = hub.send("GET", &path, Some(&token), None).await;
+            assert_eq!(resp.status(), 200);
+            resp.into_body()
+        }
+    };
+    let mut m1_watch = watch(own, &m1).await;
+    let mut m2_watch = watch(theirs, &m2).await;
+    // (Each watch first reports the object that is there.)
+    assert!(next_frame(&mut m1_watch).await.unwrap().is_some());
     let (code, _) = hub
         .call(
             "DELETE",
@@ -373,6 +401,133 @@ async fn member_tokens_are_confined_and_revocable() {
         .await;
     assert_eq!(code, 200);
     assert_eq!(hub.call("GET", own, Some(&m1), None).await.0, 401);
+    assert_eq!(
+        next_frame(&mut m1_watch)
+            .await
+            .expect("the revoked watch ends at once"),
+        None,
+        "the revoked token's watch ended"
+    );
+    let (code, _) = hub
+        .call(
+            "POST",
+            theirs,
+            Some("admin-token"),
+            Some(cm("after-revocation")),
+        )
+        .await;
+    assert_eq!(code, 201);
+    let event = next_frame(&mut m2_watch).await.unwrap().unwrap();
+    assert!(
+        String::from_utf8_lossy(&event).contains("after-revocation"),
+        "another member's watch flows on"
+    );
+}
+
+#[tokio::test]
+async fn built_in_roles_are_restored_and_viewers_read_no_secrets() {
+    let hub = Secured::default().await;
+    let crb = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    // Deleting fleet-admin's binding locks the administrator out only until it is restored.
+    let (code, _) = hub
+        .call(
+            "DELETE",
+            &format!("{crb}/fleet-admin"),
+            Some("admin-token"),
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    eventually("fleet-admin's binding comes back", || async {
+        hub.call(
+            "GET",
+            &format!("{crb}/fleet-admin"),
+            Some("admin-token"),
+            None,
+        )
+        .await
+        .0 == 200
+    })
+    .await;
+
+    // A viewer reads every kind but Secrets.
+    assert_eq!(
+        hub.call(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            Some("viewer-token"),
+            None
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        hub.call("GET", crb, Some("viewer-token"), None).await.0,
+        200
+    );
+    let (code, body) = hub
+        .call(
+            "GET",
+            "/api/v1/namespaces/fleet-system/secrets",
+            Some("viewer-token"),
+            None,
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        hub.call("GET", "/api/v1/secrets", Some("viewer-token"), None)
+            .await
+            .0,
+        403
+    );
+
+    // Widening fleet-viewer by hand is undone; with autoupdate "false" it sticks.
+    let widen = |autoupdate: &'static str| {
+        let hub = &hub;
+        async move {
+            let patch = json!({"metadata": {"annotations": {"rbac.authorization.kubernetes.io/autoupdate": autoupdate}},
+                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]});
+            let path = format!("{roles}/fleet-viewer");
+            let (code, body) = hub
+                .call("PATCH", &path, Some("admin-token"), Some(patch))
+                .await;
+            assert_eq!(code, 200, "{body}");
+        }
+    };
+    let stored_groups = || async {
+        let path = format!("{roles}/fleet-viewer");
+        hub.call("GET", &path, Some("admin-token"), None).await.1["rules"][0]["apiGroups"].clone()
+    };
+    widen("true").await;
+    eventually("fleet-viewer is narrowed again", || async {
+        stored_groups().await == json!([""])
+    })
+    .await;
+    assert_eq!(
+        hub.call("GET", "/api/v1/secrets", Some("viewer-token"), None)
+            .await
+            .0,
+        403
+    );
+    widen("false").await;
+    eventually("the administrator's fleet-viewer is in force", || async {
+        hub.call("GET", "/api/v1/secrets", Some("viewer-token"), None)
+            .await
+            .0
+            == 200
+    })
+    .await;
+    assert_eq!(stored_groups().await, json!(["*"]));
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        hub.call("GET", "/api/v1/secrets", Some("viewer-token"), None)
+            .await
+            .0,
+        200,
+        "an opted-out role is left as it was made, past a reconcile period"
+    );
 }
 
 #[tokio::test]
@@ -542,4 +697,97 @@ async fn replicas_sharing_a_store_share_policy_and_kinds() {
         .0 == 200
     })
     .await;
+}
+
+#[tokio::test]
+async fn subject_access_and_token_reviews_answer_for_others() {
+    let hub = Secured::default().await;
+    let m1 = issue_member(&hub, "m1").await;
+    let sar = |spec: Value| json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
+    let ask = |path: &'static str, body: Value, token: &'static str| {
+        let hub = &hub;
+        async move { hub.call("POST", path, Some(token), Some(body)).await }
+    };
+    let sars = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+    let viewer = |verb: &str, resource: &str| {
+        sar(json!({"groups": ["fleet:viewers"], "user": "val",
+                   "resourceAttributes": {"verb": verb, "resource": resource, "namespace": "default"}}))
+    };
+    let (code, body) = ask(sars, viewer("list", "configmaps"), "admin-token").await;
+    assert_eq!(
+        (code, &body["status"]["allowed"]),
+        (201, &json!(true)),
+        "{body}"
+    );
+    let (code, body) = ask(sars, viewer("get", "secrets"), "admin-token").await;
+    assert_eq!(
+        (code, &body["status"]["allowed"]),
+        (201, &json!(false)),
+        "{body}"
+    );
+    // Only those granted `create` on the reviews may ask about others.
+    let (code, _) = ask(sars, viewer("get", "secrets"), "viewer-token").await;
+    assert_eq!(code, 403);
+    let (code, body) = ask(
+        sars,
+        sar(json!({"resourceAttributes": {"verb": "get"}})),
+        "admin-token",
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("spec.user"),
+        "{body}"
+    );
+
+    // A local review is about its namespace only.
+    let local =
+        "/apis/authorization.k8s.io/v1/namespaces/fleet-member-m1/localsubjectaccessreviews";
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview",
+        "spec": {"user": "fleet-member:m1", "groups": ["fleet:members"],
+                 "resourceAttributes": {"verb": "create", "resource": "configmaps"}}});
+    eventually("m1's roles are in force", || async {
+        ask(local, review.clone(), "admin-token").await.1["status"]["allowed"] == true
+    })
+    .await;
+    let mut elsewhere = review.clone();
+    elsewhere["spec"]["resourceAttributes"]["namespace"] = json!("default");
+    let (code, body) = ask(local, elsewhere, "admin-token").await;
+    assert_eq!(code, 422, "{body}");
+
+    // TokenReview: who a token is, and a clear no for one that is not.
+    let tokens = "/apis/authentication.k8s.io/v1/tokenreviews";
+    let token_review = |token: &str| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}});
+    let (code, body) = ask(tokens, token_review(&m1), "admin-token").await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["status"]["authenticated"], true);
+    assert_eq!(body["status"]["user"]["username"], "fleet-member:m1");
+    let (_, body) = ask(tokens, token_review("not-a-token"), "admin-token").await;
+    assert_eq!(body["status"]["authenticated"], false, "{body}");
+    assert_eq!(ask(tokens, token_review(&m1), "viewer-token").await.0, 403);
+
+    // Discovery lists them, create-only.
+    let (_, doc) = hub
+        .call(
+            "GET",
+            "/apis/authorization.k8s.io/v1",
+            Some("admin-token"),
+            None,
+        )
+        .await;
+    let names: Vec<&str> = doc["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"subjectaccessreviews") && names.contains(&"localsubjectaccessreviews"),
+        "{doc}"
+    );
+    let (_, groups) = hub.call("GET", "/apis", Some("admin-token"), None).await;
+    assert!(
+        groups.to_string().contains("authentication.k8s.io/v1"),
+        "{groups}"
+    );
 }

@@ -22,9 +22,6 @@ pub struct ControllersArgs {
     pub kubeconfig: Option<PathBuf>,
     #[command(flatten)]
     pub leader: LeaderArgs,
-    /// Log as JSON lines.
-    #[arg(long)]
-    pub log_json: bool,
 }
 
 /// Spawns every hub controller against `client` on `clock`, one task per controller.
@@ -51,7 +48,7 @@ pub async fn run(args: ControllersArgs) -> Result<()> {
         .apiserver_version()
         .await
         .context("reaching the hub's API server")?;
-    eprintln!(
+    tracing::info!(
         "Flotilla controllers against Kubernetes {} (leader election through {}/{})",
         version.git_version,
         leader::LEASE_NAMESPACE,

@@ -68,7 +68,7 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
         )
         .unwrap_or_else(|_| runtime.clock.now());
     seed_catalog(&runtime.hub, &fleet, runtime.clock.now()).await?;
-    eprintln!("starting {total} simulated member cluster(s)…");
+    tracing::info!("starting {total} simulated member cluster(s)");
     let kinds = SimCluster::member_kinds();
     let runtime = &runtime;
     let kinds = &kinds;
@@ -82,7 +82,7 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
         .map(|(sim, faults)| (sim.name().to_string(), faults.clone()))
         .collect();
     let _faults = tokio::spawn(follow_annotations(runtime.hub.clone(), faults));
-    eprintln!(
+    tracing::info!(
         "{total} member cluster(s) started in {:.1}s; waiting for their agents to join",
         started.elapsed().as_secs_f64()
     );
@@ -167,7 +167,7 @@ async fn start_member(
     ensure_member_cluster(&runtime.hub, &spec).await?;
     // A window the hub refuses must not keep the member from running: say so and go on.
     if let Err(e) = seed_maintenance(&runtime.hub, &spec).await {
-        eprintln!("warning: {e:#}");
+        tracing::warn!("{e:#}");
     }
     let options = SimOptions {
         clock: runtime.clock.clone(),
@@ -265,7 +265,7 @@ async fn wait_until_joined(hub: &Client, total: usize, started: Instant, since: 
         }
         let count = joined.values().filter(|j| **j).count();
         if count >= total {
-            eprintln!(
+            tracing::info!(
                 "all {total} member cluster(s) joined in {:.1}s (resident memory {})",
                 started.elapsed().as_secs_f64(),
                 resident_memory().unwrap_or_else(|| "unknown".into())
@@ -273,7 +273,7 @@ async fn wait_until_joined(hub: &Client, total: usize, started: Instant, since: 
             return;
         }
         if count != reported && last_report.elapsed() >= Duration::from_secs(1) {
-            eprintln!("  {count}/{total} member cluster(s) joined");
+            tracing::info!("{count}/{total} member cluster(s) joined");
             reported = count;
             last_report = Instant::now();
         }

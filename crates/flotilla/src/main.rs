@@ -46,6 +46,9 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log as JSON lines (one object per event) instead of plain text.
+    #[arg(long, global = true)]
+    log_json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,11 +105,18 @@ enum Command {
     },
 }
 
+/// Logs go to stderr: JSON lines with `--log-json`, else plain text, coloured only when
+/// stderr is a terminal and `NO_COLOR` is unset (a log file or a collector gets no escape
+/// codes).
 fn init_tracing(json: bool) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour && !json)
         .with_writer(std::io::stderr);
     if json {
         builder.json().init();
@@ -117,20 +127,21 @@ fn init_tracing(json: bool) {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
+    let json = cli.log_json;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match cli.command {
         Command::Up(args) => {
-            init_tracing(args.log_json);
+            init_tracing(json);
             runtime.block_on(up::up(args))
         }
         Command::Hub(args) => {
-            init_tracing(args.log_json);
+            init_tracing(json);
             runtime.block_on(up::hub(args))
         }
         Command::Member(args) => {
-            init_tracing(args.log_json);
+            init_tracing(json);
             runtime.block_on(member::run(args))
         }
         Command::Kubeconfig(args) => runtime.block_on(member::print_kubeconfig(args)),
@@ -143,11 +154,11 @@ fn main() -> Result<()> {
         Command::Gate { what } => runtime.block_on(gate::run(what)),
         Command::Crds => print_crds(),
         Command::Controllers(args) => {
-            init_tracing(args.log_json);
+            init_tracing(json);
             runtime.block_on(controllers::run(args))
         }
         Command::Bench { what } => {
-            init_tracing(false);
+            init_tracing(json);
             runtime.block_on(bench::run(what))
         }
     }

@@ -30,9 +30,6 @@ pub struct MemberArgs {
     /// `.flotilla/ca.crt` when present.
     #[arg(long)]
     pub hub_ca: Option<PathBuf>,
-    /// Log as JSON lines.
-    #[arg(long)]
-    pub log_json: bool,
 }
 
 /// Runs the member agent until interrupted.
@@ -81,9 +78,11 @@ pub async fn run(args: MemberArgs) -> Result<()> {
         .apiserver_version()
         .await
         .context("reaching the member cluster")?;
-    eprintln!(
+    tracing::info!(
         "member agent for {} (Kubernetes {}) joining the hub at {}",
-        args.name, version.git_version, args.hub
+        args.name,
+        version.git_version,
+        args.hub
     );
     let agent = Agent {
         name: args.name,
@@ -110,11 +109,15 @@ async fn client_from(kubeconfig_text: &str) -> Result<kube::Client> {
 /// The text of the hub's kubeconfig: `flag`, else `$KUBECONFIG`, else `.flotilla/kubeconfig`
 /// (where `flotilla up` writes it).
 fn hub_kubeconfig(flag: Option<PathBuf>) -> Result<String> {
-    let path = flag
-        .or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
-        .unwrap_or_else(|| crate::default_data_dir().join("kubeconfig"));
+    let path = hub_kubeconfig_path(flag);
     std::fs::read_to_string(&path)
         .with_context(|| format!("reading the hub's kubeconfig {}", path.display()))
+}
+
+/// Where the hub's kubeconfig is: `flag`, else `$KUBECONFIG`, else `.flotilla/kubeconfig`.
+pub fn hub_kubeconfig_path(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
+        .unwrap_or_else(|| crate::default_data_dir().join("kubeconfig"))
 }
 
 /// A client for the hub, from its kubeconfig (see [`hub_kubeconfig`]).
@@ -199,9 +202,8 @@ pub async fn print_kubeconfig(args: KubeconfigArgs) -> Result<()> {
     Ok(())
 }
 
-/// The server URL and CA (PEM) of a kubeconfig's current cluster.
-fn hub_endpoint(config: &Kubeconfig) -> Result<(String, String)> {
-    use base64::Engine as _;
+/// The cluster of a hub kubeconfig's current context, and its server URL.
+pub fn current_cluster(config: &Kubeconfig) -> Result<(&kube::config::Cluster, String)> {
     let context = config
         .current_context
         .as_deref()
@@ -218,6 +220,13 @@ fn hub_endpoint(config: &Kubeconfig) -> Result<(String, String)> {
         .server
         .clone()
         .context("the hub's kubeconfig cluster has no server")?;
+    Ok((cluster, server))
+}
+
+/// The server URL and CA (PEM) of a kubeconfig's current cluster.
+fn hub_endpoint(config: &Kubeconfig) -> Result<(String, String)> {
+    use base64::Engine as _;
+    let (cluster, server) = current_cluster(config)?;
     let ca = cluster
         .certificate_authority_data
         .as_deref()

@@ -43,7 +43,8 @@ pub async fn run(command: TokenCommand) -> Result<()> {
 
 async fn issue(args: TokenArgs) -> Result<()> {
     validate_name(&args.member)?;
-    let client = crate::member::hub_client(args.kubeconfig).await?;
+    let kubeconfig = crate::member::hub_kubeconfig_path(args.kubeconfig);
+    let client = crate::member::hub_client(Some(kubeconfig.clone())).await?;
     let namespace = bootstrap::member_namespace(&args.member);
     let namespaces: Api<DynamicObject> = Api::all_with(
         client.clone(),
@@ -64,11 +65,62 @@ async fn issue(args: TokenArgs) -> Result<()> {
     let token = member_tokens::token(&args.member, &random);
     apply(&client, member_tokens::secret(&args.member, &token)).await?;
     println!("{token}");
+    let (server, ca) = hub_of(&kubeconfig)?;
+    let ca = ca
+        .map(|path| format!(" --hub-ca {}", shell_word(&path.display().to_string())))
+        .unwrap_or_default();
     eprintln!(
-        "Token issued for member {:?} (shown once; issuing again rotates it). Join the member with:\n  flotilla member --hub <hub URL> --name {} --token <token> --kubeconfig <member kubeconfig>",
-        args.member, args.member
+        "Token issued for member {:?} (shown once; issuing again rotates it). Join the member with:\n  flotilla member --hub {}{ca} --name {} --token {token} --kubeconfig <member kubeconfig>",
+        args.member,
+        shell_word(&server),
+        args.member,
     );
     Ok(())
+}
+
+/// The hub's URL and a file holding its CA certificate, from the administrator's kubeconfig
+/// at `path` (its current context). A CA given inline is found beside the kubeconfig
+/// (`flotilla up` writes `ca.crt` there) or else written to `hub-ca.crt` in the current
+/// directory, so the printed join command works as printed.
+fn hub_of(path: &std::path::Path) -> Result<(String, Option<PathBuf>)> {
+    use base64::Engine as _;
+    let config = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let (cluster, server) = crate::member::current_cluster(&config)?;
+    let beside = |name: &str| {
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        std::path::absolute(dir.join(name)).unwrap_or_else(|_| dir.join(name))
+    };
+    if let Some(file) = &cluster.certificate_authority {
+        return Ok((server, Some(beside(file))));
+    }
+    let Some(data) = &cluster.certificate_authority_data else {
+        return Ok((server, None));
+    };
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .context("decoding the hub's certificate-authority-data")?;
+    let next_to_kubeconfig = beside("ca.crt");
+    if std::fs::read(&next_to_kubeconfig).is_ok_and(|c| c == pem) {
+        return Ok((server, Some(next_to_kubeconfig)));
+    }
+    let written = std::path::absolute("hub-ca.crt")?;
+    if !std::fs::read(&written).is_ok_and(|c| c == pem) {
+        std::fs::write(&written, &pem)
+            .with_context(|| format!("writing the hub's CA to {}", written.display()))?;
+        eprintln!("(The hub's CA certificate is in {}.)", written.display());
+    }
+    Ok((server, Some(written)))
+}
+
+/// `word` quoted for a POSIX shell when it holds anything but safe characters.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c);
+    if word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 async fn revoke(args: TokenArgs) -> Result<()> {

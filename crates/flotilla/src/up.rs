@@ -40,9 +40,9 @@ pub struct UpArgs {
     /// simulated member.
     #[arg(long, default_value_t = 5.0)]
     pub readiness_delay: f64,
-    /// Log as JSON lines.
-    #[arg(long)]
-    pub log_json: bool,
+    /// What clients may hold open.
+    #[command(flatten)]
+    pub connections: serve::ConnectionArgs,
 }
 
 /// Arguments of `flotilla hub`.
@@ -58,9 +58,9 @@ pub struct HubArgs {
     /// Listen address; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub listen: SocketAddr,
-    /// Log as JSON lines.
-    #[arg(long)]
-    pub log_json: bool,
+    /// What clients may hold open.
+    #[command(flatten)]
+    pub connections: serve::ConnectionArgs,
     /// The hub's controllers run on one replica at a time, elected through a Lease.
     #[command(flatten)]
     pub leader: LeaderArgs,
@@ -116,7 +116,8 @@ pub async fn up(args: UpArgs) -> Result<()> {
     };
     let mode = HubMode::Standalone;
     let dir = &args.data_dir;
-    run_hub(store, dir, args.listen, clock, mode, Some(members)).await
+    let serving = args.connections.options();
+    run_hub(store, dir, args.listen, serving, clock, mode, Some(members)).await
 }
 
 /// Runs `flotilla hub`.
@@ -140,6 +141,7 @@ pub async fn hub(args: HubArgs) -> Result<()> {
         store,
         &args.data_dir,
         args.listen,
+        args.connections.options(),
         Arc::new(flotilla_apiserver::SystemClock),
         mode,
         None,
@@ -236,6 +238,7 @@ async fn run_hub(
     store: SharedStorage,
     dir: &Path,
     listen: SocketAddr,
+    serving: serve::ServeOptions,
     clock: Arc<dyn flotilla_apiserver::Clock>,
     mode: HubMode,
     fleet: Option<SimulatedFleet>,
@@ -325,14 +328,14 @@ async fn run_hub(
     };
     let mut controllers_ended = false;
     let result = tokio::select! {
-        r = serve::serve_tls(listener, tls_config, app) => r,
+        r = serve::serve_tls(listener, tls_config, app, serving) => r,
         r = members => r,
         r = &mut controllers => {
             controllers_ended = true;
             r.context("the controllers panicked").and_then(|r| r)
         }
         _ = shutdown_signal() => {
-            eprintln!("shutting down");
+            tracing::info!("shutting down");
             Ok(())
         }
     };

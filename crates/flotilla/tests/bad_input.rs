@@ -478,3 +478,45 @@ async fn bad_requests_get_precise_statuses_and_change_nothing() {
     // `keep` and the kind-less `bare`, which is valid; nothing of the bad requests.
     assert_eq!(cms["items"].as_array().unwrap().len(), 2, "{cms}");
 }
+
+/// A body far over the 3 MiB limit (80 MiB) gets a 413 `Status` over HTTP/1.1 (with and
+/// without `Expect: 100-continue`) and HTTP/2, not a dropped connection.
+#[test]
+fn huge_bodies_get_a_413_not_a_dropped_connection() {
+    let hub = HubProcess::start();
+    let body = hub.dir().join("huge.json");
+    std::fs::write(&body, vec![b' '; 80 * 1024 * 1024]).unwrap();
+    let url = format!("{}/api/v1/namespaces/default/configmaps", hub.server());
+    for flags in [
+        &["--http1.1", "-H", "Expect:"][..],
+        &["--http1.1", "-H", "Expect: 100-continue"][..],
+        &["--http2"][..],
+    ] {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--cacert"])
+            .arg(hub.dir().join("ca.crt"))
+            .args(flags)
+            .args([
+                "-H",
+                &format!("Authorization: Bearer {}", hub.admin_token()),
+            ])
+            .args(["-H", "Content-Type: application/json", "--data-binary"])
+            .arg(format!("@{}", body.display()))
+            .args(["-w", "\n%{http_code}", &url])
+            .output()
+            .expect("curl");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{flags:?}: curl failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (status, code) = stdout.rsplit_once('\n').unwrap();
+        assert_eq!(code, "413", "{flags:?}: {stdout}");
+        let status: Value = serde_json::from_str(status).unwrap();
+        assert_eq!(
+            status["reason"], "RequestEntityTooLarge",
+            "{flags:?}: {status}"
+        );
+    }
+}

@@ -309,20 +309,25 @@ fn flotilla_member_joins_a_real_cluster_over_https() {
         String::from_utf8_lossy(&issued.stderr)
     );
     let token = String::from_utf8(issued.stdout).unwrap();
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args([
-            "member",
-            "--hub",
-            &server,
-            "--token",
-            token.trim(),
-            "--name",
-            "real-1",
-            "--kubeconfig",
-        ])
-        .arg(cluster.kubeconfig())
-        .arg("--hub-ca")
-        .arg(hub.dir().join("ca.crt"))
+    // The join command `token issue` prints works as printed, from any directory.
+    let hint = String::from_utf8(issued.stderr).unwrap();
+    let command = hint
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("flotilla member "))
+        .unwrap_or_else(|| panic!("no join command in: {hint}"));
+    assert!(command.contains(&format!("--hub {server} ")), "{command}");
+    assert!(command.contains(token.trim()), "{command}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let command = command
+        .replacen("flotilla", env!("CARGO_BIN_EXE_flotilla"), 1)
+        .replace(
+            "<member kubeconfig>",
+            cluster.kubeconfig().to_str().unwrap(),
+        );
+    let mut agent = Command::new("bash")
+        .args(["-c", &format!("exec {command}")])
+        .current_dir(elsewhere.path())
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .spawn()

@@ -188,8 +188,25 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
     );
     assert_eq!(who, "fleet-member:m1");
 
-    // Revoked: the same token is refused at once.
+    // Revoked: the same token is refused at once, and its open watch ends.
+    let mut watching = hub
+        .kubectl_cmd(&["get", "membercluster", "m1", "--watch", "-o", "name"])
+        .arg("--kubeconfig")
+        .arg(&member)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(watching.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert_eq!(first.trim(), "membercluster.cluster.kubernetes-fleet.io/m1");
     flotilla(&hub, &["token", "revoke", "m1"]);
+    common::eventually("the revoked token's watch ends", 10, || {
+        watching.try_wait().unwrap().map(|_| ())
+    });
     let (ok, _, err) = kubectl_as(&hub, &member, &["get", "membercluster", "m1"]);
     assert!(!ok && err.contains("Unauthorized"), "{err}");
 
@@ -230,13 +247,31 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
         "no"
     );
     assert_eq!(can_i(&hub, &admin, &["*", "*"]), "yes");
+    // A viewer reads everything but Secrets (as Kubernetes' `view` role).
+    assert_eq!(
+        can_i(&hub, &viewer, &["get", "secrets", "-n", "fleet-system"]),
+        "no"
+    );
+    let (ok, _, err) = kubectl_as(&hub, &viewer, &["get", "secrets", "-A"]);
+    assert!(
+        !ok && err.contains("cannot list resource \"secrets\""),
+        "{err}"
+    );
     let (ok, list, err) = kubectl_as(&hub, &viewer, &["auth", "can-i", "--list"]);
     assert!(ok, "{err}");
-    assert!(
+    let line = |resource: &str| {
         list.lines()
-            .any(|l| l.starts_with("*.*") && l.contains("[get list watch]")),
+            .find(|l| l.split_whitespace().next() == Some(resource))
+    };
+    assert!(
+        line("configmaps").is_some_and(|l| l.contains("[get list watch]")),
         "{list}"
     );
+    assert!(
+        line("*.placement.kubernetes-fleet.io").is_some_and(|l| l.contains("[get list watch]")),
+        "{list}"
+    );
+    assert!(line("secrets").is_none() && line("*.*").is_none(), "{list}");
 
     // An expired certificate from the same CA gets a 401 saying why, as with kube-apiserver.
     let expired = write_kubeconfig(
@@ -250,6 +285,20 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
         err.contains("You must be logged in to the server")
             && err.contains("client certificate refused")
             && err.contains("expired"),
+        "{err}"
+    );
+    // So does a certificate from another CA (even one with the same name): the handshake
+    // succeeds, and the request is a 401 saying why, not a TLS alert.
+    let foreign = write_kubeconfig(
+        &hub,
+        "foreign.kubeconfig",
+        &certificate_kubeconfig(&admin_text, rcgen::KeyPair::generate().unwrap(), (-1, 30)),
+    );
+    let (ok, _, err) = kubectl_as(&hub, &foreign, &["get", "memberclusters"]);
+    assert!(!ok, "a foreign certificate was accepted");
+    assert!(
+        err.contains("You must be logged in to the server")
+            && err.contains("client certificate refused"),
         "{err}"
     );
 
@@ -278,10 +327,17 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
 
 /// A kubeconfig whose client certificate, signed by the hub's CA, expired yesterday.
 fn expired_kubeconfig(hub: &HubProcess, admin_text: &str) -> String {
-    use base64::Engine as _;
     let ca_key =
         rcgen::KeyPair::from_pem(&std::fs::read_to_string(hub.dir().join("ca.key")).unwrap())
             .unwrap();
+    certificate_kubeconfig(admin_text, ca_key, (-30, -1))
+}
+
+/// `admin_text` with its token replaced by a client certificate for `late` in
+/// `system:masters`, signed by a CA named like the hub's with `ca_key`, valid between the
+/// two day offsets from now.
+fn certificate_kubeconfig(admin_text: &str, ca_key: rcgen::KeyPair, days: (i64, i64)) -> String {
+    use base64::Engine as _;
     // The hub's CA identity: its subject and key (what `tls.rs` signs with).
     let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -298,8 +354,8 @@ fn expired_kubeconfig(hub: &HubProcess, admin_text: &str) -> String {
         .push(rcgen::DnType::OrganizationName, "system:masters");
     params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
     let now = time::OffsetDateTime::now_utc();
-    params.not_before = now - time::Duration::days(30);
-    params.not_after = now - time::Duration::days(1);
+    params.not_before = now + time::Duration::days(days.0);
+    params.not_after = now + time::Duration::days(days.1);
     let cert = params.signed_by(&key, &issuer).unwrap();
     let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
     let token_line = admin_text

@@ -5,6 +5,7 @@
 //! may do. Every authenticated user is also in the group `system:authenticated`.
 
 pub mod member_tokens;
+pub mod revocations;
 pub mod token_file;
 pub mod x509;
 
@@ -58,6 +59,16 @@ pub enum PeerIdentity {
     Refused(Arc<str>),
 }
 
+/// The bearer token a request carries, if any.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+}
+
 /// Resolves request credentials to users.
 #[derive(Debug, Clone)]
 pub struct Authenticator {
@@ -71,6 +82,16 @@ impl Authenticator {
         Self { tokens, engine }
     }
 
+    /// The user `token` (a static or a member token) authenticates, if any.
+    pub async fn authenticate_token(&self, token: &str) -> ApiResult<Option<Arc<UserInfo>>> {
+        if let Some(user) = self.tokens.lookup(token) {
+            return Ok(Some(user));
+        }
+        Ok(member_tokens::authenticate(&self.engine, token)
+            .await?
+            .map(Arc::new))
+    }
+
     /// The user a request with `headers` (and, for certificate clients, `peer`) is; a
     /// 401 `Status` when it carries no valid credentials.
     pub async fn authenticate(
@@ -78,22 +99,12 @@ impl Authenticator {
         headers: &HeaderMap,
         peer: Option<&PeerIdentity>,
     ) -> ApiResult<Arc<UserInfo>> {
-        let bearer = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        match bearer {
+        match bearer_token(headers) {
             // kube-apiserver: a presented token that fails is a 401 even with a certificate.
-            Some(token) => {
-                if let Some(user) = self.tokens.lookup(token) {
-                    return Ok(user);
-                }
-                if let Some(user) = member_tokens::authenticate(&self.engine, token).await? {
-                    return Ok(Arc::new(user));
-                }
-                Err(ApiError::unauthorized())
-            }
+            Some(token) => self
+                .authenticate_token(token)
+                .await?
+                .ok_or_else(ApiError::unauthorized),
             None => match peer {
                 Some(PeerIdentity::Verified(user)) => Ok(user.clone()),
                 Some(PeerIdentity::Refused(why)) => Err(ApiError::unauthorized_because(format!(

@@ -1,10 +1,13 @@
-//! The hub's built-in roles, created when a secured hub starts (and left alone afterwards, so
-//! an administrator's edits stick), and the roles of one member agent, created when its token
-//! is issued.
+//! The hub's built-in roles, kept as they should be by [`super::reconcile`] while a secured
+//! hub runs (an administrator who wants to change one sets its annotation
+//! `rbac.authorization.kubernetes.io/autoupdate: "false"`, as with kube-apiserver's bootstrap
+//! roles), and the roles of one member agent, created when its token is issued.
 //!
 //! - `fleet-admin`: everything; bound to the groups `system:masters` and `fleet:admins`.
-//! - `fleet-viewer`: get, list and watch of every resource and non-resource path; bound to
-//!   `fleet:viewers`.
+//! - `fleet-viewer`: get, list and watch of every resource except Secrets (as Kubernetes'
+//!   `view` role), and of every non-resource path; bound to `fleet:viewers`. Reading Secrets
+//!   takes a role that grants them, such as `fleet-secret-reader`.
+//! - `fleet-secret-reader`: get, list and watch of Secrets; bound to nobody.
 //! - `flotilla:basic-user`: discovery, `/version`, `/openapi` and the self-reviews
 //!   (`kubectl auth can-i`, `kubectl auth whoami`); bound to every authenticated user.
 //! - per member `<m>`: all verbs in its own namespace `fleet-member-<m>`, and get/watch of its
@@ -13,6 +16,13 @@
 use serde_json::{Value, json};
 
 use crate::auth::member_tokens;
+use crate::registry::Snapshot;
+
+/// The annotation that, set to `"false"`, keeps a built-in role or binding as an administrator
+/// changed it.
+pub const AUTOUPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
+/// The label every built-in role and binding carries.
+pub const BOOTSTRAPPING_LABEL: &str = "flotilla.dev/bootstrapping";
 
 /// Group bound to `fleet-admin` besides `system:masters`.
 pub const ADMINS_GROUP: &str = "fleet:admins";
@@ -23,7 +33,7 @@ fn cluster_role(name: &str, rules: Value) -> Value {
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": {"name": name, "labels": {"flotilla.dev/bootstrapping": "true"}},
+        "metadata": {"name": name, "labels": {BOOTSTRAPPING_LABEL: "true"}},
         "rules": rules,
     })
 }
@@ -35,7 +45,7 @@ fn binding(
     role: (&str, &str),
     subjects: Value,
 ) -> Value {
-    let mut metadata = json!({"name": name, "labels": {"flotilla.dev/bootstrapping": "true"}});
+    let mut metadata = json!({"name": name, "labels": {BOOTSTRAPPING_LABEL: "true"}});
     if let Some(ns) = namespace {
         metadata["namespace"] = json!(ns);
     }
@@ -52,8 +62,31 @@ fn group(name: &str) -> Value {
     json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name})
 }
 
-/// The built-in ClusterRoles and ClusterRoleBindings.
-pub fn builtin_objects() -> Vec<Value> {
+/// The rules of `fleet-viewer` for the kinds `snap` serves: every resource of every group but
+/// the core group, and of the core group every resource but Secrets (RBAC grants, it never
+/// subtracts, so the groups and core resources are listed; the reconciler rewrites the role
+/// when a CustomResourceDefinition adds a group).
+pub fn viewer_rules(snap: &Snapshot) -> Value {
+    let read = json!(["get", "list", "watch"]);
+    let groups: Vec<&String> = snap.groups().keys().filter(|g| !g.is_empty()).collect();
+    let mut core: Vec<String> = snap
+        .resources_in("", "v1")
+        .iter()
+        .filter(|info| info.plural != "secrets")
+        .map(|info| info.plural.clone())
+        .collect();
+    core.sort();
+    core.dedup();
+    core.extend(["*/status".to_string(), "*/scale".to_string()]);
+    json!([
+        {"apiGroups": [""], "resources": core, "verbs": read},
+        {"apiGroups": groups, "resources": ["*"], "verbs": read},
+        {"nonResourceURLs": ["*"], "verbs": ["get"]},
+    ])
+}
+
+/// The built-in ClusterRoles and ClusterRoleBindings, for a hub serving the kinds of `snap`.
+pub fn builtin_objects(snap: &Snapshot) -> Vec<Value> {
     let read = json!(["get", "list", "watch"]);
     vec![
         cluster_role(
@@ -63,12 +96,10 @@ pub fn builtin_objects() -> Vec<Value> {
                 {"nonResourceURLs": ["*"], "verbs": ["*"]},
             ]),
         ),
+        cluster_role("fleet-viewer", viewer_rules(snap)),
         cluster_role(
-            "fleet-viewer",
-            json!([
-                {"apiGroups": ["*"], "resources": ["*"], "verbs": read},
-                {"nonResourceURLs": ["*"], "verbs": ["get"]},
-            ]),
+            "fleet-secret-reader",
+            json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": read}]),
         ),
         cluster_role(
             "flotilla:basic-user",

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use flotilla_store::{EventKind, ListRequest};
 use futures::StreamExt;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::{Attributes, Decision, Policy, PolicyRule, RbacKind};
@@ -18,6 +19,7 @@ use crate::registry::ResourceInfo;
 #[derive(Debug)]
 pub struct PolicyCache {
     policy: Arc<RwLock<Policy>>,
+    changed: Arc<Notify>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -26,6 +28,7 @@ impl PolicyCache {
     /// applied, so the first request is authorized against the stored policy.
     pub async fn start(engine: &Engine) -> Self {
         let policy = Arc::new(RwLock::new(Policy::default()));
+        let changed = Arc::new(Notify::new());
         let snap = engine.registry().snapshot();
         let mut tasks = Vec::new();
         for (kind, plural) in RbacKind::ALL {
@@ -37,11 +40,20 @@ impl PolicyCache {
                 engine.clone(),
                 info,
                 kind,
-                policy.clone(),
+                (policy.clone(), changed.clone()),
                 revision,
             )));
         }
-        Self { policy, tasks }
+        Self {
+            policy,
+            changed,
+            tasks,
+        }
+    }
+
+    /// Notified after each change to the stored RBAC objects this cache applies.
+    pub fn changed(&self) -> Arc<Notify> {
+        self.changed.clone()
     }
 
     /// [`Policy::authorize`] on the current policy.
@@ -106,7 +118,7 @@ async fn follow(
     engine: Engine,
     info: Arc<ResourceInfo>,
     kind: RbacKind,
-    policy: Arc<RwLock<Policy>>,
+    (policy, changed): (Arc<RwLock<Policy>>, Arc<Notify>),
     mut revision: i64,
 ) {
     loop {
@@ -124,6 +136,8 @@ async fn follow(
                     p.remove(kind, &key("namespace"), &key("name"));
                 }
             }
+            drop(p);
+            changed.notify_one();
         }
         // The watch ended (compaction, a slow consumer, a store restart): start over.
         tokio::time::sleep(Duration::from_millis(200)).await;

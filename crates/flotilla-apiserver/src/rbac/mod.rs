@@ -10,6 +10,7 @@ pub mod attributes;
 pub mod bootstrap;
 pub mod cache;
 mod policy;
+pub mod reconcile;
 mod rule;
 
 pub use attributes::{Attributes, ResourceAttributes};

@@ -6,9 +6,15 @@ use http::Method;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::bootstrap::{builtin_objects, member_objects};
+use super::bootstrap::member_objects;
 use super::*;
 use crate::auth::UserInfo;
+
+/// The built-in roles and bindings of a hub serving the built-in kinds.
+fn builtin_objects() -> Vec<Value> {
+    let registry = crate::registry::Registry::new(crate::hub::builtin_definitions());
+    super::bootstrap::builtin_objects(&registry.snapshot())
+}
 
 fn kind_of(obj: &Value) -> RbacKind {
     match obj["kind"].as_str().unwrap() {
@@ -240,6 +246,23 @@ fn builtin_roles_admin_viewer_and_basic_user() {
         (&viewer, "GET", crp, true),
         (&viewer, "POST", crp, false),
         (&viewer, "DELETE", "/api/v1/namespaces/a/secrets/s", false),
+        (&viewer, "GET", "/api/v1/namespaces/a/secrets/s", false),
+        (&viewer, "GET", "/api/v1/secrets", false),
+        (&viewer, "GET", "/api/v1/namespaces/a/configmaps/c", true),
+        (&viewer, "GET", "/api/v1/namespaces/a/pods/p/status", true),
+        (
+            &viewer,
+            "GET",
+            "/apis/apps/v1/namespaces/a/deployments/d/scale",
+            true,
+        ),
+        (
+            &viewer,
+            "GET",
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+            true,
+        ),
+        (&admin, "GET", "/api/v1/namespaces/a/secrets/s", true),
         (&nobody, "GET", crp, false),
         (&nobody, "GET", "/apis", true),
         (&nobody, "GET", "/openapi/v3", true),

@@ -98,6 +98,7 @@ impl HttpsHub {
             listener,
             tls::server_config(&pki)?,
             hub.router(),
+            serve::ServeOptions::default(),
         ));
         let open_listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let open_address = open_listener.local_addr()?;
@@ -105,6 +106,7 @@ impl HttpsHub {
             open_listener,
             tls::server_config(&pki)?,
             flotilla_apiserver::http::router(hub.engine().clone(), ServerConfig::default()),
+            serve::ServeOptions::default(),
         ));
         let config = client_config(addr, &pki.ca_pem, &token).await?;
         Ok(HttpsHub {

@@ -17,6 +17,7 @@ pub struct HubProcess {
     dir: tempfile::TempDir,
     cache: tempfile::TempDir,
     fleet_args: Vec<String>,
+    open_files: Option<u64>,
 }
 
 impl HubProcess {
@@ -34,6 +35,16 @@ impl HubProcess {
     /// As [`HubProcess::start_with`], with `files` (name, content) written into the data
     /// directory first: `tokens.csv`, say.
     pub fn start_with_files(fleet_args: &[&str], files: &[(&str, &str)]) -> Self {
+        Self::launch(fleet_args, files, None)
+    }
+
+    /// As [`HubProcess::start_with`], under an open-file limit of `open_files` (soft and
+    /// hard, as `ulimit -n` sets it).
+    pub fn start_limited(fleet_args: &[&str], open_files: u64) -> Self {
+        Self::launch(fleet_args, &[], Some(open_files))
+    }
+
+    fn launch(fleet_args: &[&str], files: &[(&str, &str)], open_files: Option<u64>) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = tempfile::tempdir().expect("tempdir");
         for (name, content) in files {
@@ -44,6 +55,7 @@ impl HubProcess {
             dir,
             cache,
             fleet_args: fleet_args.iter().map(|a| a.to_string()).collect(),
+            open_files,
         };
         hub.spawn();
         hub
@@ -75,7 +87,17 @@ impl HubProcess {
     /// (Re)starts the process on the same data directory and waits until it serves.
     pub fn spawn(&mut self) {
         let _ = std::fs::remove_file(self.kubeconfig());
-        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        let mut command = match self.open_files {
+            // bash sets the limit and becomes the hub (exec), so the hub keeps its pid.
+            Some(n) => {
+                let mut c = Command::new("bash");
+                c.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\"")])
+                    .arg(env!("CARGO_BIN_EXE_flotilla"));
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_flotilla")),
+        };
+        let child = command
             .arg("up")
             .args(&self.fleet_args)
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
@@ -110,6 +132,11 @@ impl HubProcess {
             assert!(Instant::now() < deadline, "hub not ready");
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The hub's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the hub is running").id()
     }
 
     /// SIGKILLs the process (no shutdown hooks run).
