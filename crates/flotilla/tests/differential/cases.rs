@@ -268,7 +268,9 @@ fn lists_and_watches() -> Vec<Case> {
             .http(
                 "GET",
                 // By name: a real cluster also publishes `kube-root-ca.crt` in each namespace.
-                &format!("{CM}?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Da"),
+                // Four seconds: kube-apiserver's watch cache may take up to three to catch up
+                // with the create on a loaded machine, and answers ERROR if the watch ends first.
+                &format!("{CM}?watch=true&timeoutSeconds=4&fieldSelector=metadata.name%3Da"),
                 None,
                 Observe::WatchEvents,
             )
