@@ -39,6 +39,9 @@ pub enum Observe {
     /// kind (and group/version for subresources of another group), verbs, short names and
     /// categories.
     Discovery(String),
+    /// In an OpenAPI v3 document, of this path: the names of its path parameters (what a
+    /// client generator fills in) and, per operation, the kind its 200 answer is.
+    OpenApiPath(&'static str),
     /// kubectl's exit status and normalized stdout.
     Stdout,
     /// kubectl's exit status only.
@@ -249,7 +252,11 @@ fn observe_http(observe: &Observe, answer: &Answer) -> Value {
                 .text
                 .lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .map(|e| e["type"].clone())
+                .map(|e| match e["type"].as_str() {
+                    // An ERROR's reason says which error (an expired version, a timeout).
+                    Some("ERROR") => json!(format!("ERROR {}", e["object"]["reason"])),
+                    _ => e["type"].clone(),
+                })
                 .collect();
             status["events"] = json!(types);
         }
@@ -281,6 +288,35 @@ fn observe_http(observe: &Observe, answer: &Answer) -> Value {
                 .collect();
             entries.sort_by_key(|e| e["name"].to_string());
             status["resources"] = json!(entries);
+        }
+        Observe::OpenApiPath(path) => {
+            let item = &answer.body["paths"][*path];
+            let operations = ["get", "put", "post", "patch", "delete"];
+            let mut parameters: Vec<&str> = std::iter::once(&item["parameters"])
+                .chain(operations.iter().map(|op| &item[*op]["parameters"]))
+                .filter_map(Value::as_array)
+                .flatten()
+                .filter(|p| p["in"] == "path")
+                .filter_map(|p| p["name"].as_str())
+                .collect();
+            parameters.sort();
+            parameters.dedup();
+            let answers: serde_json::Map<String, Value> = operations
+                .iter()
+                .filter(|op| item[**op].is_object())
+                .map(|op| {
+                    let reference = item[*op]["responses"]["200"]["content"]["application/json"]
+                        ["schema"]["$ref"]
+                        .as_str()
+                        .unwrap_or_default();
+                    let name = reference.trim_start_matches("#/components/schemas/");
+                    let kind = &answer.body["components"]["schemas"][name]
+                        ["x-kubernetes-group-version-kind"][0]["kind"];
+                    (op.to_string(), kind.clone())
+                })
+                .collect();
+            status["pathParameters"] = json!(parameters);
+            status["answers"] = Value::Object(answers);
         }
         Observe::Columns => {
             let columns: Vec<Value> = answer.body["columnDefinitions"]

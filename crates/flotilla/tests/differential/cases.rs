@@ -263,6 +263,34 @@ fn lists_and_watches() -> Vec<Case> {
                 None,
                 Observe::Status,
             ),
+        Case::new("request-body-over-three-mebibytes").http(
+            "POST",
+            CM,
+            Some(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                "data": {"k": "x".repeat(4 * 1024 * 1024)}}),
+            ),
+            Observe::Status,
+        ),
+        Case::new("openapi-v3-declares-path-parameters-and-list-kinds")
+            .http(
+                "GET",
+                "/openapi/v3/api/v1",
+                None,
+                Observe::OpenApiPath("/api/v1/namespaces/{namespace}/configmaps/{name}"),
+            )
+            .http(
+                "GET",
+                "/openapi/v3/api/v1",
+                None,
+                Observe::OpenApiPath("/api/v1/namespaces/{namespace}/configmaps"),
+            )
+            .http(
+                "GET",
+                "/openapi/v3/apis/apps/v1",
+                None,
+                Observe::OpenApiPath("/apis/apps/v1/deployments"),
+            ),
         Case::new("watch-events")
             .http("POST", CM, Some(configmap("a")), Observe::Status)
             .http(
