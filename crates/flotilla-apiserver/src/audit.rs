@@ -31,8 +31,10 @@ pub struct AuditLog {
 pub struct AuditEntry<'a> {
     /// When the request finished (RFC 3339).
     pub time: &'a str,
-    /// Who made it; `None` when authentication failed.
+    /// Who it ran as; `None` when authentication failed.
     pub user: Option<&'a UserInfo>,
+    /// Who made it, when it impersonated `user`.
+    pub impersonator: Option<&'a UserInfo>,
     /// What it asked.
     pub attributes: &'a Attributes,
     /// The HTTP status code returned.
@@ -109,13 +111,15 @@ fn try_lock<T>(mutex: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
 }
 
 /// One audit line, serialized straight from the request's data (no intermediate JSON value),
-/// with its fields in a fixed order: `time`, `user`, `groups`, `verb`, `code`, `result`, then
-/// what was asked, then `reason`.
+/// with its fields in a fixed order: `time`, `user`, `groups` (who made the request), the user
+/// it impersonated if it did, `verb`, `code`, `result`, then what was asked, then `reason`.
 #[derive(Serialize)]
 struct Line<'a> {
     time: &'a str,
     user: &'a str,
     groups: &'a [String],
+    #[serde(rename = "impersonatedUser", skip_serializing_if = "Option::is_none")]
+    impersonated_user: Option<Impersonated<'a>>,
     verb: &'a str,
     code: u16,
     result: &'static str,
@@ -135,16 +139,28 @@ struct Line<'a> {
     reason: &'a str,
 }
 
+/// The user an impersonating request ran as.
+#[derive(Serialize)]
+struct Impersonated<'a> {
+    username: &'a str,
+    groups: &'a [String],
+}
+
 impl<'a> Line<'a> {
     fn of(entry: &AuditEntry<'a>) -> Self {
-        let (user, groups) = match entry.user {
+        let (user, groups) = match entry.impersonator.or(entry.user) {
             Some(u) => (u.name.as_str(), u.groups.as_slice()),
             None => ("system:anonymous", &[][..]),
         };
+        let impersonated_user = entry.impersonator.and(entry.user).map(|u| Impersonated {
+            username: &u.name,
+            groups: &u.groups,
+        });
         let mut line = Line {
             time: entry.time,
             user,
             groups,
+            impersonated_user,
             verb: entry.attributes.verb(),
             code: entry.code,
             result: if entry.code < 400 {
@@ -198,6 +214,7 @@ mod tests {
             line(&AuditEntry {
                 time: "2026-11-22T05:00:00Z",
                 user: Some(&alice),
+                impersonator: None,
                 attributes: &created,
                 code: 201,
                 reason: "RBAC: allowed by ClusterRoleBinding \"x\"",
@@ -212,6 +229,7 @@ mod tests {
             line(&AuditEntry {
                 time: "t",
                 user: None,
+                impersonator: None,
                 attributes: &probe,
                 code: 401,
                 reason: "",
@@ -243,6 +261,7 @@ mod tests {
                         log.record(&AuditEntry {
                             time: "t",
                             user: None,
+                            impersonator: None,
                             attributes: &attributes,
                             code: 201,
                             reason: "",

@@ -14,7 +14,7 @@ use http_body::Body as _;
 
 use crate::audit::{AuditEntry, AuditLog};
 use crate::auth::revocations::{Revocations, Revoked};
-use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo, bearer_token};
+use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo, bearer_token, impersonation};
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::http::error_response;
@@ -52,8 +52,10 @@ pub struct Security {
 /// the response, or the watch stream, ends).
 #[derive(Debug)]
 pub struct Admitted {
-    /// The user.
+    /// The user the request runs as.
     pub user: Arc<UserInfo>,
+    /// Who made it, when that is not `user` (an impersonating request).
+    pub impersonator: Option<Arc<UserInfo>>,
     /// Which binding allowed it.
     pub reason: String,
     /// The per-client slot.
@@ -63,8 +65,10 @@ pub struct Admitted {
 /// A request the gate refused, with the user when authentication succeeded.
 #[derive(Debug)]
 pub struct Refused {
-    /// The user, when known.
+    /// The user the request would have run as, when known.
     pub user: Option<Arc<UserInfo>>,
+    /// Who made it, when it impersonated `user`.
+    pub impersonator: Option<Arc<UserInfo>>,
     /// The `Status` to answer with.
     pub error: ApiError,
 }
@@ -110,27 +114,54 @@ impl Security {
         peer: Option<&PeerIdentity>,
         attrs: &Attributes,
     ) -> Result<Admitted, Refused> {
-        let user = self
+        let requester = self
             .authenticator
             .authenticate(headers, peer)
             .await
-            .map_err(|error| Refused { user: None, error })?;
+            .map_err(|error| Refused {
+                user: None,
+                impersonator: None,
+                error,
+            })?;
         let refuse = |error| Refused {
-            user: Some(user.clone()),
+            user: Some(requester.clone()),
+            impersonator: None,
             error,
+        };
+        let (user, impersonator) = match impersonation::requested(headers).map_err(refuse)? {
+            None => (requester.clone(), None),
+            Some(asked) => {
+                if let Some(check) = asked
+                    .checks()
+                    .into_iter()
+                    .find(|check| !self.policy.authorize(&requester, check).allowed)
+                {
+                    return Err(refuse(ApiError::forbidden_by_rbac(&requester.name, &check)));
+                }
+                (Arc::new(asked.user()), Some(requester.clone()))
+            }
         };
         let decision = self.policy.authorize(&user, attrs);
         if !decision.allowed {
-            return Err(refuse(ApiError::forbidden_by_rbac(&user.name, attrs)));
+            return Err(Refused {
+                error: ApiError::forbidden_by_rbac(&user.name, attrs),
+                user: Some(user),
+                impersonator,
+            });
         }
         let kind = if attrs.verb() == "watch" {
             SlotKind::Watch
         } else {
             SlotKind::Request
         };
-        let slot = self.limiter.acquire(&user.name, kind).map_err(refuse)?;
+        // The slot is the requester's: impersonating others gains no one more slots.
+        let slot = self
+            .limiter
+            .acquire(&requester.name, kind)
+            .map_err(refuse)?;
         Ok(Admitted {
             user,
+            impersonator,
             reason: decision.reason,
             slot,
         })
@@ -148,25 +179,32 @@ impl Security {
     {
         let peer = req.extensions().get::<PeerIdentity>().cloned();
         let revoked = bearer_token(req.headers()).and_then(|t| self.revocations.watch(t));
-        let (response, user, reason) = match self.admit(req.headers(), peer.as_ref(), &attrs).await
-        {
-            Ok(admitted) => {
-                let response = inner(req, admitted.user.clone()).await;
-                let response = hold_until_sent(response, admitted.slot, revoked);
-                (response, Some(admitted.user), admitted.reason)
-            }
-            Err(refused) => (
-                error_response(&refused.error),
-                refused.user,
-                refused.error.message,
-            ),
-        };
+        let (response, user, impersonator, reason) =
+            match self.admit(req.headers(), peer.as_ref(), &attrs).await {
+                Ok(admitted) => {
+                    let response = inner(req, admitted.user.clone()).await;
+                    let response = hold_until_sent(response, admitted.slot, revoked);
+                    (
+                        response,
+                        Some(admitted.user),
+                        admitted.impersonator,
+                        admitted.reason,
+                    )
+                }
+                Err(refused) => (
+                    error_response(&refused.error),
+                    refused.user,
+                    refused.impersonator,
+                    refused.error.message,
+                ),
+            };
         if let Some(log) = &self.audit
             && attrs.is_mutating()
         {
             log.record(&AuditEntry {
                 time: &rfc3339(self.engine.clock.now()),
                 user: user.as_deref(),
+                impersonator: impersonator.as_deref(),
                 attributes: &attrs,
                 code: response.status().as_u16(),
                 reason: &reason,

@@ -65,10 +65,7 @@ impl Secured {
         token: Option<&str>,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let resp = self.send(method, path, token, body).await;
-        let code = resp.status().as_u16();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        self.call_with(method, path, token, &[], body).await
     }
 
     async fn send(
@@ -78,7 +75,36 @@ impl Secured {
         token: Option<&str>,
         body: Option<Value>,
     ) -> axum::response::Response {
+        self.send_with(method, path, token, &[], body).await
+    }
+
+    /// [`Secured::call`] with extra request headers.
+    async fn call_with(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let resp = self.send_with(method, path, token, headers, body).await;
+        let code = resp.status().as_u16();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    async fn send_with(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> axum::response::Response {
         let mut req = http::Request::builder().method(method).uri(path);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
         if let Some(t) = token {
             req = req.header("authorization", format!("Bearer {t}"));
         }
@@ -790,4 +816,83 @@ async fn subject_access_and_token_reviews_answer_for_others() {
         groups.to_string().contains("authentication.k8s.io/v1"),
         "{groups}"
     );
+}
+
+#[tokio::test]
+async fn impersonation_takes_the_impersonate_verb_and_is_audited() {
+    let hub = Secured::default().await;
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let as_viewer = [
+        ("Impersonate-User", "val"),
+        ("Impersonate-Group", "fleet:viewers"),
+    ];
+    // An administrator acting as a viewer has a viewer's rights, no more.
+    let (code, _) = hub
+        .call_with("GET", cms, Some("admin-token"), &as_viewer, None)
+        .await;
+    assert_eq!(code, 200);
+    let (code, body) = hub
+        .call_with(
+            "POST",
+            cms,
+            Some("admin-token"),
+            &as_viewer,
+            Some(cm("as-val")),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains(r#"User "val""#),
+        "{body}"
+    );
+    let (code, body) = hub
+        .call_with(
+            "POST",
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            Some("admin-token"),
+            &as_viewer,
+            Some(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})),
+        )
+        .await;
+    assert_eq!(code, 201);
+    assert_eq!(body["status"]["userInfo"]["username"], "val");
+    assert_eq!(
+        body["status"]["userInfo"]["groups"],
+        json!(["fleet:viewers", "system:authenticated"])
+    );
+    // A viewer may not impersonate anyone.
+    let as_root = [
+        ("Impersonate-User", "root"),
+        ("Impersonate-Group", "system:masters"),
+    ];
+    let (code, body) = hub
+        .call_with("GET", cms, Some("viewer-token"), &as_root, None)
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot impersonate resource \"users\""),
+        "{body}"
+    );
+    // Groups without a user are a bad request, not ignored.
+    let (code, _) = hub
+        .call_with(
+            "GET",
+            cms,
+            Some("admin-token"),
+            &[("Impersonate-Group", "x")],
+            None,
+        )
+        .await;
+    assert_eq!(code, 400);
+    // The audit names who asked and whom they acted as.
+    let line = hub
+        .audit()
+        .into_iter()
+        .find(|l| l["name"].is_null() && l["code"] == 403 && l["verb"] == "create")
+        .expect("the refused create as val is audited");
+    assert_eq!(line["user"], "root");
+    assert_eq!(line["impersonatedUser"]["username"], "val");
 }

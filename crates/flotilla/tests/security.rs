@@ -247,6 +247,19 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
         "no"
     );
     assert_eq!(can_i(&hub, &admin, &["*", "*"]), "yes");
+    // kubectl --as: the administrator asks as the viewer, and acts as nobody.
+    assert_eq!(
+        can_i(
+            &hub,
+            &admin,
+            &["create", "clusterresourceplacements", "--as=val", "--as-group=fleet:viewers"]
+        ),
+        "no"
+    );
+    let (ok, _, err) = kubectl_as(&hub, &admin, &["get", "configmaps", "--as=nobody"]);
+    assert!(!ok && err.contains(r#"User "nobody" cannot list"#), "{err}");
+    let (ok, _, err) = kubectl_as(&hub, &viewer, &["get", "configmaps", "--as=flotilla-admin"]);
+    assert!(!ok && err.contains("cannot impersonate"), "{err}");
     // A viewer reads everything but Secrets (as Kubernetes' `view` role).
     assert_eq!(
         can_i(&hub, &viewer, &["get", "secrets", "-n", "fleet-system"]),

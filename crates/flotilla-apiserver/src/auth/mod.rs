@@ -4,6 +4,7 @@
 //! Authentication yields a [`UserInfo`]; RBAC ([`crate::rbac`]) then decides what that user
 //! may do. Every authenticated user is also in the group `system:authenticated`.
 
+pub mod impersonation;
 pub mod member_tokens;
 pub mod revocations;
 pub mod token_file;
