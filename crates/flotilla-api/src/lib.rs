@@ -26,7 +26,7 @@ pub mod updates;
 mod validation;
 
 pub use builtin::conversion::convert;
-pub use builtin::{NO_GENERATION_ANNOTATION, core_crds};
+pub use builtin::{NO_GENERATION_ANNOTATION, STORAGE_GROUP_ANNOTATION, core_crds};
 pub use validation::{ServedKinds, validate};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

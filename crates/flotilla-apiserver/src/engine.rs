@@ -179,12 +179,13 @@ fn with_revision(mut obj: Value, revision: i64) -> Value {
 /// order `apiVersion`, `kind`, `metadata`, then the rest (what [`raw::splice_revision`] relies
 /// on to serve lists without parsing). Serialized straight from the object, without a copy.
 fn encode(info: &ResourceInfo, obj: &Value) -> Bytes {
-    let api_version = crate::registry::api_version(&info.group, &info.storage_version);
+    let api_version = crate::registry::api_version(&info.storage_group, &info.storage_version);
     if !info.serves_storage_version() {
-        // A version of another shape (HPA v1 over stored v2) is converted first.
+        // A version of another shape (HPA v1 over stored v2, an events.k8s.io Event over a
+        // core one) is converted first.
         let mut converted = obj.clone();
         flotilla_api::convert(
-            &info.group,
+            &info.storage_group,
             &info.kind,
             &mut converted,
             &info.storage_version,

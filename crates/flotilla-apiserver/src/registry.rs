@@ -19,6 +19,9 @@ pub struct ResourceInfo {
     pub version: String,
     /// The version objects are stored in.
     pub storage_version: String,
+    /// The group objects are stored as: the kind's own, except for a kind that is another
+    /// group's in a second shape (`events.k8s.io` Events are stored as core Events).
+    pub storage_group: String,
     /// Kind, e.g. `ClusterResourcePlacement`.
     pub kind: String,
     /// List kind, e.g. `ClusterResourcePlacementList`.
@@ -69,7 +72,7 @@ impl ResourceInfo {
     /// with its resourceVersion spliced in ([`crate::raw::splice_revision`]), is what a read
     /// returns, and lists, write responses and watches can send it without parsing it.
     pub fn serves_storage_version(&self) -> bool {
-        self.version == self.storage_version
+        self.version == self.storage_version && self.group == self.storage_group
     }
 
     /// Whether this is a compiled-in Kubernetes kind (core, apps, batch, `*.k8s.io`) rather
@@ -82,10 +85,10 @@ impl ResourceInfo {
 
     /// The storage key prefix of this resource: `/registry/<group>/<plural>/`.
     pub fn prefix(&self) -> String {
-        let g = if self.group.is_empty() {
+        let g = if self.storage_group.is_empty() {
             "core"
         } else {
-            &self.group
+            &self.storage_group
         };
         format!("/registry/{g}/{}/", self.plural)
     }
@@ -163,7 +166,7 @@ impl Snapshot {
         let mut v: Vec<_> = self
             .by_gvr
             .values()
-            .filter(|r| r.version == r.storage_version)
+            .filter(|r| r.serves_storage_version())
             .cloned()
             .collect();
         v.sort_by(|a, b| (&a.group, &a.plural).cmp(&(&b.group, &b.plural)));
@@ -174,7 +177,7 @@ impl Snapshot {
     pub fn by_storage_prefix(&self, group: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.by_gvr
             .values()
-            .find(|r| r.group == group && r.plural == plural && r.version == r.storage_version)
+            .find(|r| r.group == group && r.plural == plural && r.serves_storage_version())
             .cloned()
     }
 
@@ -368,6 +371,13 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
         .unwrap_or_default()
         .to_string();
     let namespaced = spec["scope"].as_str() != Some("Cluster");
+    let storage_group = crd
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(flotilla_api::STORAGE_GROUP_ANNOTATION))
+        .and_then(Value::as_str)
+        .filter(|_| builtin)
+        .unwrap_or(&group)
+        .to_string();
     let tracks_generation = !(builtin
         && crd
             .pointer("/metadata/annotations")
@@ -395,6 +405,7 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
                 group: group.clone(),
                 version,
                 storage_version: storage_version.clone(),
+                storage_group: storage_group.clone(),
                 kind: kind.to_string(),
                 list_kind: names["listKind"].as_str().map(String::from).unwrap_or_else(|| format!("{kind}List")),
                 plural: plural.to_string(),

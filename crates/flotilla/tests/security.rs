@@ -252,7 +252,12 @@ fn tokens_certificates_rbac_and_audit_through_kubectl() {
         can_i(
             &hub,
             &admin,
-            &["create", "clusterresourceplacements", "--as=val", "--as-group=fleet:viewers"]
+            &[
+                "create",
+                "clusterresourceplacements",
+                "--as=val",
+                "--as-group=fleet:viewers"
+            ]
         ),
         "no"
     );

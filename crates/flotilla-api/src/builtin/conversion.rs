@@ -1,8 +1,12 @@
-//! Conversion between the served versions of a built-in kind whose versions differ in shape.
-//! One today: HorizontalPodAutoscaler, stored as `autoscaling/v2` and also served as
-//! `autoscaling/v1` (`kubectl autoscale` writes v1). As kube-apiserver does, what v1 cannot
-//! say (metrics other than CPU, behavior, conditions) travels in `autoscaling.alpha` annotations,
-//! so a v2 object read and written back through v1 loses nothing.
+//! Conversion between the served shapes of a built-in kind:
+//! - HorizontalPodAutoscaler, stored as `autoscaling/v2` and also served as `autoscaling/v1`
+//!   (`kubectl autoscale` writes v1). As kube-apiserver does, what v1 cannot say (metrics other
+//!   than CPU, behavior, conditions) travels in `autoscaling.alpha` annotations, so a v2 object
+//!   read and written back through v1 loses nothing.
+//! - Event, stored as a core `v1` Event and also served as `events.k8s.io/v1`, whose fields
+//!   are the same under other names (`note` is `message`, `regarding` is `involvedObject`,
+//!   `deprecatedCount` is `count`, …): one resource in two shapes, as in kube-apiserver, so
+//!   `kubectl events` and `kubectl describe` see what either API wrote.
 
 use serde_json::{Map, Value, json};
 
@@ -14,18 +18,23 @@ const BEHAVIOR: &str = "autoscaling.alpha.kubernetes.io/behavior";
 /// kube's CPU utilization target when an HPA names no metric.
 const DEFAULT_CPU_UTILIZATION: i64 = 80;
 
-/// Converts `obj` (of `group`/`kind`, in whatever version its `apiVersion` says) to `version`,
-/// in place. Kinds whose versions share one shape only get their `apiVersion` rewritten.
+/// Converts `obj` (of `kind`, in whatever group and version its `apiVersion` says) to
+/// `group`/`version`, in place. Kinds whose versions share one shape only get their
+/// `apiVersion` rewritten.
 pub fn convert(group: &str, kind: &str, obj: &mut Value, version: &str) {
-    let from = obj["apiVersion"]
-        .as_str()
-        .and_then(|v| v.rsplit('/').next())
-        .unwrap_or_default()
-        .to_string();
+    let from = obj["apiVersion"].as_str().unwrap_or_default().to_string();
+    let from_version = from.rsplit('/').next().unwrap_or_default();
     if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler") {
-        match (from.as_str(), version) {
+        match (from_version, version) {
             ("v1", "v2") => hpa_v1_to_v2(obj),
             ("v2", "v1") => hpa_v2_to_v1(obj),
+            _ => {}
+        }
+    }
+    if kind == "Event" {
+        match (from.as_str(), group) {
+            ("v1", "events.k8s.io") => rename_event_fields(obj, CORE_TO_EVENTS),
+            ("events.k8s.io/v1", "") => rename_event_fields(obj, EVENTS_TO_CORE),
             _ => {}
         }
     }
@@ -34,6 +43,44 @@ pub fn convert(group: &str, kind: &str, obj: &mut Value, version: &str) {
     } else {
         format!("{group}/{version}")
     });
+}
+
+/// A core Event's fields and their `events.k8s.io/v1` names (kube's conversion); fields
+/// not listed (`reason`, `type`, `action`, `related`, `eventTime`, `series`,
+/// `reportingInstance`, `metadata`) have one name in both.
+const CORE_TO_EVENTS: &[(&str, &str)] = &[
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("reportingComponent", "reportingController"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+];
+
+/// [`CORE_TO_EVENTS`] the other way.
+const EVENTS_TO_CORE: &[(&str, &str)] = &[
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+];
+
+/// Moves each `from` field of an Event to its `to` name.
+fn rename_event_fields(obj: &mut Value, names: &[(&str, &str)]) {
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let moved: Vec<(&str, Value)> = names
+        .iter()
+        .filter_map(|(from, to)| map.remove(*from).map(|v| (*to, v)))
+        .collect();
+    for (to, value) in moved {
+        map.insert(to.to_string(), value);
+    }
 }
 
 fn is_cpu_utilization(metric: &Value) -> bool {
@@ -178,6 +225,35 @@ fn hpa_v2_to_v1(obj: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_core_event_is_an_events_k8s_io_event_under_other_names_and_back() {
+        let core = json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "web.1", "namespace": "default"},
+            "involvedObject": {"kind": "Deployment", "name": "web"},
+            "reason": "ScalingReplicaSet", "message": "Scaled up to 3", "type": "Normal",
+            "source": {"component": "deployment-controller"}, "count": 2,
+            "firstTimestamp": "2026-11-28T10:00:00Z", "lastTimestamp": "2026-11-28T10:05:00Z",
+            "reportingComponent": "deployment-controller", "reportingInstance": "cm-1",
+        });
+        let mut events = core.clone();
+        convert("events.k8s.io", "Event", &mut events, "v1");
+        assert_eq!(events["apiVersion"], "events.k8s.io/v1");
+        assert_eq!(events["note"], "Scaled up to 3");
+        assert_eq!(events["regarding"]["name"], "web");
+        assert_eq!(events["deprecatedCount"], 2);
+        assert_eq!(
+            events["deprecatedSource"]["component"],
+            "deployment-controller"
+        );
+        assert_eq!(events["reportingController"], "deployment-controller");
+        assert_eq!(events["reason"], "ScalingReplicaSet");
+        assert!(events.get("message").is_none() && events.get("involvedObject").is_none());
+        let mut back = events;
+        convert("", "Event", &mut back, "v1");
+        assert_eq!(back, core, "nothing is lost either way");
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -48,6 +48,9 @@ pub(crate) struct CoreKind {
     /// Older versions also served (name and schema), converted to and from the stored one by
     /// `conversion::convert`.
     pub also_served: &'static [OlderVersion],
+    /// The group whose objects this kind's are (stored once, served in both shapes), when not
+    /// its own: `events.k8s.io` Events are core Events, as in kube-apiserver.
+    pub stored_with: Option<&'static str>,
     /// Printer columns.
     pub columns: &'static [Column],
     /// Fields allowed in field selectors besides `metadata.name` / `metadata.namespace`.
@@ -91,6 +94,7 @@ where
         scale: false,
         generation: true,
         also_served: &[],
+        stored_with: None,
         columns: &[AGE],
         selectable: &[],
         schema: generate::<T>,
@@ -264,6 +268,7 @@ pub(crate) const CORE_KINDS: &[CoreKind] = &[
             ".type",
         ],
         generation: false,
+        stored_with: Some(""),
         ..of::<events::v1::Event>()
     },
     CoreKind {

@@ -19,6 +19,9 @@ use kinds::{CORE_KINDS, CoreKind};
 
 /// Marks the definition of a built-in kind whose objects carry no `metadata.generation`.
 pub const NO_GENERATION_ANNOTATION: &str = "internal.flotilla.io/no-generation";
+/// Annotation on a built-in kind's definition naming the group its objects are stored with,
+/// when not its own (see `CoreKind::stored_with`).
+pub const STORAGE_GROUP_ANNOTATION: &str = "internal.flotilla.io/storage-group";
 
 /// CRD-shaped definitions of every built-in kind kube-apiserver 1.37 serves by default (its
 /// storable ones), with kubectl's names, short names, categories, subresources and columns. The
@@ -57,11 +60,15 @@ fn definition(kind: &CoreKind) -> CustomResourceDefinition {
             .collect()
     });
     // The engine reads this to leave `metadata.generation` unset, as kube does for the kind.
-    let annotations = (!kind.generation).then(|| {
-        [(NO_GENERATION_ANNOTATION.to_string(), "true".to_string())]
-            .into_iter()
-            .collect()
-    });
+    let annotations: std::collections::BTreeMap<String, String> = [
+        (!kind.generation).then(|| (NO_GENERATION_ANNOTATION.to_string(), "true".to_string())),
+        kind.stored_with
+            .map(|group| (STORAGE_GROUP_ANNOTATION.to_string(), group.to_string())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let annotations = (!annotations.is_empty()).then_some(annotations);
     CustomResourceDefinition {
         metadata: ObjectMeta {
             name: Some(name),

@@ -291,6 +291,55 @@ fn lists_and_watches() -> Vec<Case> {
                 None,
                 Observe::OpenApiPath("/apis/apps/v1/deployments"),
             ),
+        Case::new("events-are-one-resource-in-two-shapes")
+            .http(
+                "POST",
+                "/api/v1/namespaces/{ns}/events",
+                Some(json!({"apiVersion": "v1", "kind": "Event",
+                    "metadata": {"name": "core-made"},
+                    "involvedObject": {"kind": "ConfigMap", "name": "a", "namespace": "{ns}"},
+                    "reason": "Tested", "message": "written as core/v1", "type": "Normal",
+                    "count": 3, "source": {"component": "differential"},
+                    "firstTimestamp": "2026-11-28T10:00:00Z", "lastTimestamp": "2026-11-28T10:05:00Z"})),
+                Observe::Status,
+            )
+            .http(
+                "GET",
+                "/apis/events.k8s.io/v1/namespaces/{ns}/events/core-made",
+                None,
+                fields(&[
+                    "/apiVersion",
+                    "/note",
+                    "/regarding/name",
+                    "/deprecatedCount",
+                    "/deprecatedSource/component",
+                    "/deprecatedLastTimestamp",
+                ]),
+            )
+            .http(
+                "POST",
+                "/apis/events.k8s.io/v1/namespaces/{ns}/events",
+                Some(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                    "metadata": {"name": "events-made"},
+                    "eventTime": "2026-11-28T10:00:00.000000Z",
+                    "regarding": {"kind": "ConfigMap", "name": "a", "namespace": "{ns}"},
+                    "reason": "Tested", "note": "written as events.k8s.io/v1", "type": "Warning",
+                    "action": "Testing", "reportingController": "example.com/differential",
+                    "reportingInstance": "differential-1"})),
+                Observe::Status,
+            )
+            .http(
+                "GET",
+                "/api/v1/namespaces/{ns}/events/events-made",
+                None,
+                fields(&[
+                    "/apiVersion",
+                    "/message",
+                    "/involvedObject/name",
+                    "/reportingComponent",
+                    "/action",
+                ]),
+            ),
         Case::new("watch-events")
             .http("POST", CM, Some(configmap("a")), Observe::Status)
             .http(
