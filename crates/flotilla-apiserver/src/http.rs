@@ -29,7 +29,7 @@ use crate::security::Security;
 use crate::selectors::ListFilter;
 use crate::status::{ApiError, ApiResult};
 use crate::watch::{WatchObject, WatchOptions};
-use crate::{discovery, openapi};
+use crate::{discovery, openapi, openapi_v2};
 
 /// Largest accepted request body (kube-apiserver's limit is 3 MiB).
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -315,6 +315,26 @@ async fn dispatch(
             return ("GET".into(), "metrics".into(), text_response(&text));
         }
         _ => {}
+    }
+    if path == "/openapi/v2" {
+        let snap = state.engine.registry().snapshot();
+        let (json, protobuf) = openapi_v2::served(&snap);
+        let wants_protobuf = req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|accept| accept.contains("protobuf"));
+        let (content_type, body) = if wants_protobuf {
+            (openapi_v2::PROTOBUF, protobuf.clone())
+        } else {
+            ("application/json", json.clone())
+        };
+        let resp = Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(body))
+            .unwrap_or_default();
+        return ("GET".into(), "openapi".into(), resp);
     }
     if let Some(rest) = path.strip_prefix("/openapi/v3") {
         let snap = state.engine.registry().snapshot();

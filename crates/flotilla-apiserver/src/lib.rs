@@ -24,6 +24,7 @@ pub mod limits;
 pub mod metrics;
 pub mod object;
 pub mod openapi;
+pub mod openapi_v2;
 pub mod patching;
 pub mod protobuf;
 pub mod proxy;

@@ -134,6 +134,8 @@ pub struct Snapshot {
     crds: HashMap<String, Vec<Arc<ResourceInfo>>>,
     /// `/openapi/v3` documents of this snapshot, built on first request.
     pub(crate) openapi: std::sync::OnceLock<HashMap<String, Value>>,
+    /// `/openapi/v2` of this snapshot (JSON, protobuf), built on first request.
+    pub(crate) openapi_v2: std::sync::OnceLock<(bytes::Bytes, bytes::Bytes)>,
 }
 
 impl Snapshot {
@@ -142,6 +144,13 @@ impl Snapshot {
         self.by_gvr
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
             .cloned()
+    }
+
+    /// Every served resource, sorted by group, version and plural.
+    pub fn all_resources(&self) -> Vec<Arc<ResourceInfo>> {
+        let mut v: Vec<_> = self.by_gvr.values().cloned().collect();
+        v.sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
+        v
     }
 
     /// Served groups with their versions, preferred version first.
@@ -288,6 +297,7 @@ fn extend(base: &Snapshot, user: &[Value]) -> Snapshot {
         groups: base.groups.clone(),
         crds: HashMap::new(),
         openapi: std::sync::OnceLock::new(),
+        openapi_v2: std::sync::OnceLock::new(),
     };
     add(&mut snap, user, false);
     snap

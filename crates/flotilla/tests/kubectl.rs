@@ -799,3 +799,33 @@ fn imperative_generators_send_protobuf_and_are_understood() {
     ]);
     assert_eq!(job, r#"["echo","hi"]"#);
 }
+
+/// `kubectl get -o yaml` writes a `kind: List`; kubectl validates its items against
+/// `/openapi/v2` (protobuf) before applying them, and refuses bad ones naming the field.
+#[test]
+fn list_files_round_trip_and_their_items_are_validated() {
+    let hub = HubProcess::start();
+    hub.kubectl_ok(&["create", "configmap", "l1", "--from-literal=a=b"]);
+    hub.kubectl_ok(&["create", "configmap", "l2", "--from-literal=c=d"]);
+    let listed = hub.kubectl_ok(&["get", "configmap", "l1", "l2", "-o", "yaml"]);
+    assert!(listed.contains("kind: List"), "{listed}");
+    hub.kubectl_ok(&["delete", "configmap", "l1", "l2"]);
+    let out = hub.kubectl_stdin(&["apply", "-f", "-"], &listed);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        hub.kubectl_ok(&["get", "configmap", "l2", "-o", "jsonpath={.data.c}"]),
+        "d"
+    );
+    let bad = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d1}\n  spec:\n    replicas: three\n    selector: {matchLabels: {a: b}}\n    template:\n      metadata: {labels: {a: b}}\n      spec: {containers: [{name: c, image: nginx, bogusField: 1}]}\n";
+    let out = hub.kubectl_stdin(&["create", "-f", "-"], bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a bad List item was accepted");
+    assert!(
+        err.contains("spec.replicas") && err.contains(r#"unknown field "bogusField""#),
+        "{err}"
+    );
+}

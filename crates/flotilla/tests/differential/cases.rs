@@ -499,6 +499,23 @@ fn kubectl_flows() -> Vec<Case> {
                 "",
                 Observe::Stdout,
             ),
+        // kubectl validates the items of a List against /openapi/v2 before sending them.
+        Case::new("kubectl-create-and-apply-a-list")
+            .kubectl(
+                &["create", "-f", "-"],
+                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: l1, namespace: \"{ns}\"}\n  data: {a: b}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: l2, namespace: \"{ns}\"}\n",
+                Observe::Stdout,
+            )
+            .kubectl(
+                &["apply", "-f", "-"],
+                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: l1, namespace: \"{ns}\"}\n  data: {a: c}\n",
+                Observe::Stdout,
+            )
+            .kubectl(
+                &["create", "-f", "-"],
+                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: l3, namespace: \"{ns}\"}\n  data: {a: 1}\n  bogus: true\n",
+                Observe::Exit,
+            ),
         Case::new("kubectl-label-annotate-patch")
             .kubectl(
                 &[
