@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use builtin::default_image_family;
 pub use error::{FleetError, MemberRef, Position, Violation};
 
 /// Labels Flotilla puts on every member from its `region`; a fleet may not set them itself.
@@ -150,7 +151,10 @@ pub struct NodePoolSpec {
     pub instance_type: String,
     /// Number of nodes, at most 1000.
     pub count: u32,
-    /// Node image version, e.g. `AKSUbuntu-2204gen2containerd-202501.12.0`.
+    /// Node image version, e.g. `AKSUbuntu-2204gen2containerd-202501.12.0`. Left out, the
+    /// member starts on the newest image of its Ubuntu 22.04 family (amd64 or arm64, as its
+    /// instance type) available in its region ([`crate::releases::default_node_images`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub node_image_version: String,
 }
 

@@ -175,11 +175,107 @@ pub fn objects(
     Ok((versions, images))
 }
 
+/// Fills in every node pool of `fleet` that names no `nodeImageVersion` with the newest image
+/// of its default family ([`crate::fleet::default_image_family`]) that `images` (the
+/// catalog's objects) show available in its member's region at `now`, as a new AKS node pool
+/// starts on the region's latest image. Errs naming the first pool for which there is none.
+pub fn default_node_images(
+    fleet: &mut crate::fleet::Fleet,
+    images: &[NodeImageVersion],
+    now: Timestamp,
+) -> Result<(), String> {
+    for member in &mut fleet.members {
+        for pool in member
+            .node_pools
+            .iter_mut()
+            .filter(|p| p.node_image_version.is_empty())
+        {
+            let family = crate::fleet::default_image_family(&pool.instance_type);
+            let newest = images
+                .iter()
+                .filter(|image| image.spec.family == family)
+                .filter(|image| {
+                    image
+                        .spec
+                        .availability
+                        .iter()
+                        .any(|a| a.region == member.region && a.available_at.0 <= now)
+                })
+                .max_by(|a, b| {
+                    numeric_version(&a.spec.version).cmp(&numeric_version(&b.spec.version))
+                });
+            pool.node_image_version = match newest {
+                Some(image) => image.spec.full_name(),
+                None => {
+                    return Err(format!(
+                        "member {:?} node pool {:?}: no {family} image is available in {} yet; give nodeImageVersion",
+                        member.name, pool.name, member.region
+                    ));
+                }
+            };
+        }
+    }
+    Ok(())
+}
+
+/// `202510.13.0` as numbers, for ordering image versions.
+fn numeric_version(version: &str) -> Vec<u64> {
+    version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fleet::{Fleet, ReleaseCatalog};
     use flotilla_member::upgrade::compare_versions;
+
+    #[test]
+    fn pools_without_an_image_start_on_the_newest_of_their_family_in_their_region() {
+        let yaml = |region: &str| {
+            format!(
+                "members:\n- name: m\n  region: {region}\n  kubernetesVersion: 1.31.2\n  nodePools:\n  - {{name: amd, instanceType: Standard_D4s_v5, count: 1}}\n  - {{name: arm, instanceType: Standard_D4ps_v5, count: 1}}\n  - {{name: kept, instanceType: Standard_D4s_v5, count: 1, nodeImageVersion: AKSUbuntu-2204gen2containerd-202509.23.0}}\n"
+            )
+        };
+        // One region: every release reaches it on its first day.
+        let mut fleet = Fleet::from_yaml(&yaml("eastus")).unwrap();
+        let (_, images) = objects(&builtin(["eastus"]), start()).unwrap();
+        default_node_images(&mut fleet, &images, start()).unwrap();
+        let pools: Vec<&str> = fleet.members[0]
+            .node_pools
+            .iter()
+            .map(|p| p.node_image_version.as_str())
+            .collect();
+        assert_eq!(
+            pools,
+            [
+                // 202511.03.0 comes out in six days: not yet.
+                "AKSUbuntu-2204gen2containerd-202510.27.0",
+                "AKSUbuntu-2204gen2arm64containerd-202510.27.0",
+                "AKSUbuntu-2204gen2containerd-202509.23.0",
+            ]
+        );
+        // A region the newest release has not reached yet gets the one before.
+        let regions = ["eastus", "westus", "westeurope"];
+        let (_, images) = objects(&builtin(regions), start()).unwrap();
+        let newest_in = |region: &str| {
+            let mut fleet = Fleet::from_yaml(&yaml(region)).unwrap();
+            default_node_images(&mut fleet, &images, start()).unwrap();
+            fleet.members[0].node_pools[0].node_image_version.clone()
+        };
+        let seen: BTreeSet<String> = regions.iter().map(|r| newest_in(r)).collect();
+        assert!(
+            seen.contains("AKSUbuntu-2204gen2containerd-202510.20.0"),
+            "{seen:?}"
+        );
+        // A catalog with nothing for the region says which pool needs an image.
+        let (_, images) = objects(&builtin(["westus"]), start()).unwrap();
+        let mut fleet = Fleet::from_yaml(&yaml("eastus")).unwrap();
+        let err = default_node_images(&mut fleet, &images, start()).unwrap_err();
+        assert!(
+            err.contains("\"amd\"") && err.contains("nodeImageVersion"),
+            "{err}"
+        );
+    }
 
     fn start() -> Timestamp {
         "2026-03-01T00:00:00Z".parse().unwrap()

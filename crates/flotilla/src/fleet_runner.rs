@@ -51,7 +51,7 @@ pub struct FleetRuntime {
 
 /// Brings every member of `fleet` up, reports progress until all have joined, then keeps
 /// them running until the returned future is dropped.
-pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
+pub async fn run(mut fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
     let total = fleet.members.len();
     if total == 0 {
         return std::future::pending().await;
@@ -67,7 +67,9 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
                 .mode(jiff::RoundMode::Trunc),
         )
         .unwrap_or_else(|_| runtime.clock.now());
-    seed_catalog(&runtime.hub, &fleet, runtime.clock.now()).await?;
+    let images = seed_catalog(&runtime.hub, &fleet, runtime.clock.now()).await?;
+    releases::default_node_images(&mut fleet, &images, runtime.clock.now())
+        .map_err(|e| anyhow::anyhow!("choosing node images: {e}"))?;
     tracing::info!("starting {total} simulated member cluster(s)");
     let kinds = SimCluster::member_kinds();
     let runtime = &runtime;
@@ -93,9 +95,14 @@ pub async fn run(fleet: Fleet, runtime: FleetRuntime) -> Result<()> {
 }
 
 /// Creates the release catalog's KubernetesVersions and NodeImageVersions on the hub, with
-/// relative availability counted from `now`. Releases already there are left as they are, so a
-/// restart keeps the times of the first start.
-async fn seed_catalog(hub: &Client, fleet: &Fleet, now: jiff::Timestamp) -> Result<()> {
+/// relative availability counted from `now`, and returns the NodeImageVersions (for pools that
+/// name no image). Releases already there are left as they are, so a restart keeps the times
+/// of the first start.
+async fn seed_catalog(
+    hub: &Client,
+    fleet: &Fleet,
+    now: jiff::Timestamp,
+) -> Result<Vec<flotilla_api::updates::NodeImageVersion>> {
     let catalog = match &fleet.catalog {
         Some(catalog) => catalog.clone(),
         None => releases::builtin(fleet.members.iter().map(|m| m.region.as_str())),
@@ -117,7 +124,7 @@ async fn seed_catalog(hub: &Client, fleet: &Fleet, now: jiff::Timestamp) -> Resu
         let result = api.create(&PostParams::default(), image).await.map(drop);
         created(result, format!("NodeImageVersion {}", image.name_any()))?;
     }
-    Ok(())
+    Ok(images)
 }
 
 /// Applies the member's maintenance windows as MaintenanceConfigurations in its hub namespace

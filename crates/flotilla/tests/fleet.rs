@@ -196,7 +196,7 @@ members:
     region: westeurope
     kubernetesVersion: 1.30.6
     nodePools:
-      - {name: system, instanceType: Standard_E8s_v5, count: 1, nodeImageVersion: AKSUbuntu-2204gen2containerd-202510.13.0}
+      - {name: system, instanceType: Standard_E8s_v5, count: 1}
 "#;
 
 #[test]
@@ -243,6 +243,38 @@ fn fleet_file_properties_come_out_exactly() {
             "jsonpath={.metadata.labels.environment}"
         ]),
         "staging"
+    );
+    // beta's pool names no image: it starts on the newest Ubuntu 22.04 image available in
+    // westeurope, which the hub's release catalog lists.
+    let beta = common::member_kubeconfig(&hub, "beta");
+    let image = common::on_member(
+        &hub,
+        &beta,
+        &[
+            "get",
+            "nodes",
+            "-o",
+            r"jsonpath={.items[0].metadata.labels.kubernetes\.azure\.com/node-image-version}",
+        ],
+    )
+    .unwrap();
+    assert!(
+        image.starts_with("AKSUbuntu-2204gen2containerd-2025"),
+        "{image}"
+    );
+    let newest_available = hub.kubectl_ok(&[
+        "get",
+        "nodeimageversions",
+        "-o",
+        "jsonpath={range .items[?(@.spec.family==\"AKSUbuntu-2204gen2containerd\")]}{.spec.version}{\"\\n\"}{end}",
+    ]);
+    assert!(
+        newest_available.lines().any(|v| image.ends_with(v)),
+        "{image} is not in the catalog: {newest_available}"
+    );
+    assert!(
+        !image.ends_with("202509.23.0"),
+        "the oldest image was chosen: {image}"
     );
 }
 

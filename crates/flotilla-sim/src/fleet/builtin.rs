@@ -127,13 +127,20 @@ impl Placement {
 /// A node pool running AKS's Ubuntu 22.04 image of `release`, for the architecture of
 /// `instance_type`.
 fn pool(name: &str, instance_type: &str, count: u32, release: &str) -> NodePoolSpec {
-    let arm = catalog::instance_type(instance_type).is_some_and(|t| t.arch == Arch::Arm64);
-    let arch = if arm { "arm64" } else { "" };
     NodePoolSpec {
         name: name.to_string(),
         instance_type: instance_type.to_string(),
         count,
-        node_image_version: format!("AKSUbuntu-2204gen2{arch}containerd-{release}"),
+        node_image_version: format!("{}-{release}", default_image_family(instance_type)),
+    }
+}
+
+/// The image family a pool of `instance_type` runs unless told otherwise: AKS's Ubuntu 22.04
+/// gen2 containerd image, for the instance type's architecture.
+pub fn default_image_family(instance_type: &str) -> &'static str {
+    match catalog::instance_type(instance_type).map(|t| t.arch) {
+        Some(Arch::Arm64) => "AKSUbuntu-2204gen2arm64containerd",
+        _ => "AKSUbuntu-2204gen2containerd",
     }
 }
 

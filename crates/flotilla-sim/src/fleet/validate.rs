@@ -333,10 +333,6 @@ impl Check<'_> {
             format!("{path}.count"),
             in_range(pool.count, 0, MAX_POOL_NODES),
         );
-        self.check(
-            format!("{path}.nodeImageVersion"),
-            required(&pool.node_image_version),
-        );
     }
 
     /// The fields of a maintenance window other than its name.
