@@ -1,5 +1,7 @@
-//! Legacy discovery documents (`/api`, `/apis`, `/apis/<g>`, `/api/v1`, `/apis/<g>/<v>`) and
-//! `/version`, generated from the registry snapshot.
+//! Discovery documents, generated from the registry snapshot: the legacy ones (`/api`,
+//! `/apis`, `/apis/<g>`, `/api/v1`, `/apis/<g>/<v>`), the aggregated ones (`/api` and `/apis`
+//! as `apidiscovery.k8s.io/v2` APIGroupDiscoveryLists, which kubectl asks for first: one
+//! request instead of one per group version), and `/version`.
 
 use serde_json::{Value, json};
 
@@ -88,6 +90,92 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
     out
 }
 
+/// The media type of aggregated discovery, as kubectl asks for it and kube-apiserver answers.
+pub const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether an `Accept` header asks for aggregated discovery (version v2).
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|media| {
+        let params: Vec<&str> = media.split(';').map(str::trim).collect();
+        params.contains(&"g=apidiscovery.k8s.io")
+            && params.contains(&"v=v2")
+            && params.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
+/// The aggregated discovery document of `/api` (`core`) or `/apis`: every group (the core
+/// group alone, or every other), its versions preferred first, each with its resources, their
+/// subresources, verbs, scope, names and the kind they answer with.
+pub fn aggregated(snap: &Snapshot, core: bool) -> Value {
+    let items: Vec<Value> = served_groups(snap)
+        .iter()
+        .filter(|(group, _)| group.is_empty() == core)
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|version| {
+                    let mut resources: Vec<Value> = snap
+                        .resources_in(group, version)
+                        .iter()
+                        .map(|info| aggregated_resource(info))
+                        .collect();
+                    resources.extend(review_entries(group, version).iter().map(|r| {
+                        json!({"resource": r["name"], "responseKind": {"group": "", "version": "", "kind": r["kind"]},
+                               "scope": if r["namespaced"] == true { "Namespaced" } else { "Cluster" },
+                               "singularResource": r["singularName"], "verbs": r["verbs"]})
+                    }));
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let metadata = if group.is_empty() {
+                json!({})
+            } else {
+                json!({"name": group})
+            };
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+           "metadata": {}, "items": items})
+}
+
+/// One resource of an aggregated discovery document, from its legacy entries.
+fn aggregated_resource(info: &ResourceInfo) -> Value {
+    let entries = resource_entries(info);
+    let main = &entries[0];
+    // kube-apiserver leaves group and version empty when they are the resource's own.
+    let kind = |entry: &Value| {
+        json!({"group": entry.get("group").cloned().unwrap_or_else(|| json!("")),
+               "version": entry.get("version").cloned().unwrap_or_else(|| json!("")),
+               "kind": entry["kind"]})
+    };
+    let mut subresources: Vec<Value> = entries[1..]
+        .iter()
+        .map(|entry| {
+            let name = entry["name"].as_str().unwrap_or_default();
+            json!({"subresource": name.split_once('/').map_or(name, |(_, sub)| sub),
+                   "responseKind": kind(entry), "verbs": entry["verbs"]})
+        })
+        .collect();
+    subresources.sort_by(|a, b| a["subresource"].as_str().cmp(&b["subresource"].as_str()));
+    let mut resource = json!({
+        "resource": info.plural,
+        "responseKind": kind(main),
+        "scope": if info.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": info.singular,
+        "verbs": main["verbs"],
+    });
+    for key in ["shortNames", "categories"] {
+        if let Some(v) = main.get(key) {
+            resource[key] = v.clone();
+        }
+    }
+    if !subresources.is_empty() {
+        resource["subresources"] = json!(subresources);
+    }
+    resource
+}
+
 /// The stored kinds' groups and versions, with the review groups (whose resources are
 /// answered, never stored).
 fn served_groups(snap: &Snapshot) -> std::collections::BTreeMap<String, Vec<String>> {
@@ -152,5 +240,46 @@ pub fn serve(snap: &Snapshot, route: &Route) -> Option<Value> {
             )
         }
         Route::Resource(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    #[test]
+    fn aggregated_discovery_is_what_kubectl_asks_for_first() {
+        assert!(wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(!wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+        ));
+        assert!(!wants_aggregated("application/json"));
+    }
+
+    #[test]
+    fn one_document_lists_every_group_with_its_resources() {
+        let snap = Registry::new(crate::hub::builtin_definitions()).snapshot();
+        let core = aggregated(&snap, true);
+        assert_eq!(core["items"].as_array().unwrap().len(), 1);
+        let apis = aggregated(&snap, false);
+        let groups: Vec<&str> = apis["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|g| g["metadata"]["name"].as_str())
+            .collect();
+        for group in ["apps", "placement.kubernetes-fleet.io", "authorization.k8s.io"] {
+            assert!(groups.contains(&group), "{group} missing from {groups:?}");
+        }
+        let autoscaling = apis["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == "autoscaling")
+            .unwrap();
+        assert_eq!(autoscaling["versions"][0]["version"], "v2", "preferred first");
     }
 }

@@ -362,9 +362,31 @@ async fn dispatch(
             );
         }
         other => {
-            let resp = match discovery::serve(&snap, &other) {
-                Some(v) => json_response(StatusCode::OK, &v),
-                None => error_response(&ApiError::no_route()),
+            let accept = req
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let aggregated = match other {
+                Route::CoreVersions => Some(true),
+                Route::Groups => Some(false),
+                _ => None,
+            }
+            .filter(|_| discovery::wants_aggregated(accept));
+            let resp = match (aggregated, discovery::serve(&snap, &other)) {
+                (Some(core), _) => {
+                    let mut resp =
+                        json_response(StatusCode::OK, &discovery::aggregated(&snap, core));
+                    resp.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static(discovery::AGGREGATED),
+                    );
+                    resp.headers_mut()
+                        .insert(header::VARY, HeaderValue::from_static("Accept"));
+                    resp
+                }
+                (None, Some(v)) => json_response(StatusCode::OK, &v),
+                (None, None) => error_response(&ApiError::no_route()),
             };
             return ("GET".into(), "discovery".into(), resp);
         }

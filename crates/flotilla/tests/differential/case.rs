@@ -39,6 +39,9 @@ pub enum Observe {
     /// kind (and group/version for subresources of another group), verbs, short names and
     /// categories.
     Discovery(String),
+    /// In an aggregated discovery document (`apidiscovery.k8s.io/v2`), the entry of this
+    /// group, version and resource: its response kind, scope, names, verbs and subresources.
+    Aggregated(&'static str, &'static str, &'static str),
     /// In an OpenAPI v3 document, of this path: the names of its path parameters (what a
     /// client generator fills in) and, per operation, the kind its 200 answer is.
     OpenApiPath(&'static str),
@@ -288,6 +291,20 @@ fn observe_http(observe: &Observe, answer: &Answer) -> Value {
                 .collect();
             entries.sort_by_key(|e| e["name"].to_string());
             status["resources"] = json!(entries);
+        }
+        Observe::Aggregated(group, version, resource) => {
+            let entry = answer.body["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|item| item["metadata"]["name"].as_str().unwrap_or_default() == *group)
+                .flat_map(|item| item["versions"].as_array().cloned().unwrap_or_default())
+                .filter(|v| v["version"] == *version)
+                .flat_map(|v| v["resources"].as_array().cloned().unwrap_or_default())
+                .find(|r| r["resource"] == *resource)
+                .unwrap_or(Value::Null);
+            status["kind"] = answer.body["kind"].clone();
+            status["entry"] = entry;
         }
         Observe::OpenApiPath(path) => {
             let item = &answer.body["paths"][*path];

@@ -10,6 +10,11 @@ use crate::target::Target;
 const CM: &str = "/api/v1/namespaces/{ns}/configmaps";
 const DEPLOY: &str = "/apis/apps/v1/namespaces/{ns}/deployments";
 const TABLE: (&str, &str) = ("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io");
+/// What kubectl asks `/api` and `/apis` for first.
+const AGGREGATED: (&str, &str) = (
+    "Accept",
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+);
 
 fn configmap(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
@@ -272,6 +277,27 @@ fn lists_and_watches() -> Vec<Case> {
             ),
             Observe::Status,
         ),
+        Case::new("aggregated-discovery")
+            .get_with(
+                "/api",
+                vec![AGGREGATED],
+                Observe::Aggregated("", "v1", "configmaps"),
+            )
+            .get_with(
+                "/api",
+                vec![AGGREGATED],
+                Observe::Aggregated("", "v1", "namespaces"),
+            )
+            .get_with(
+                "/apis",
+                vec![AGGREGATED],
+                Observe::Aggregated("apps", "v1", "deployments"),
+            )
+            .get_with(
+                "/apis",
+                vec![AGGREGATED],
+                Observe::Aggregated("events.k8s.io", "v1", "events"),
+            ),
         Case::new("openapi-v3-declares-path-parameters-and-list-kinds")
             .http(
                 "GET",
