@@ -271,7 +271,11 @@ mod tests {
             .iter()
             .filter_map(|g| g["metadata"]["name"].as_str())
             .collect();
-        for group in ["apps", "placement.kubernetes-fleet.io", "authorization.k8s.io"] {
+        for group in [
+            "apps",
+            "placement.kubernetes-fleet.io",
+            "authorization.k8s.io",
+        ] {
             assert!(groups.contains(&group), "{group} missing from {groups:?}");
         }
         let autoscaling = apis["items"]
@@ -280,6 +284,9 @@ mod tests {
             .iter()
             .find(|g| g["metadata"]["name"] == "autoscaling")
             .unwrap();
-        assert_eq!(autoscaling["versions"][0]["version"], "v2", "preferred first");
+        assert_eq!(
+            autoscaling["versions"][0]["version"], "v2",
+            "preferred first"
+        );
     }
 }
