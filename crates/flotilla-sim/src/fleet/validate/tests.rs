@@ -187,10 +187,8 @@ const CASES: &[Case] = &[
         &["nodePools[0].count: Invalid value: 1001: must be less than or equal to 1000"],
     ),
     (|m| m.node_pools[0].count = 1000, &[]),
-    (
-        |m| m.node_pools[0].node_image_version = String::new(),
-        &["nodePools[0].nodeImageVersion: Required value"],
-    ),
+    // No image: the member starts on the newest of its family (releases::default_node_images).
+    (|m| m.node_pools[0].node_image_version = String::new(), &[]),
     (|m| m.node_pools.clear(), &[]),
     (
         |m| {
