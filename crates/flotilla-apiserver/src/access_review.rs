@@ -155,11 +155,10 @@ pub async fn answer(
 
 /// 422 naming the field of a review that is wrong.
 fn invalid(kind: &str, error: FieldError) -> ApiError {
-    let group = if kind == "TokenReview" {
-        "authentication.k8s.io"
-    } else {
-        "authorization.k8s.io"
-    };
+    let group = RESOURCES
+        .iter()
+        .find(|(_, _, k, _)| *k == kind)
+        .map_or("authorization.k8s.io", |(g, ..)| g);
     let target = crate::status::Target {
         group: group.to_string(),
         resource: kind.to_string(),

@@ -319,12 +319,7 @@ async fn dispatch(
     if path == "/openapi/v2" {
         let snap = state.engine.registry().snapshot();
         let (json, protobuf) = openapi_v2::served(&snap);
-        let wants_protobuf = req
-            .headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|accept| accept.contains("protobuf"));
-        let (content_type, body) = if wants_protobuf {
+        let (content_type, body) = if crate::render::accept_of(req.headers()).contains("protobuf") {
             (openapi_v2::PROTOBUF, protobuf.clone())
         } else {
             ("application/json", json.clone())
@@ -362,19 +357,14 @@ async fn dispatch(
             );
         }
         other => {
-            let accept = req
-                .headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
             let aggregated = match other {
                 Route::CoreVersions => Some(true),
                 Route::Groups => Some(false),
                 _ => None,
             }
-            .filter(|_| discovery::wants_aggregated(accept));
-            let resp = match (aggregated, discovery::serve(&snap, &other)) {
-                (Some(core), _) => {
+            .filter(|_| discovery::wants_aggregated(crate::render::accept_of(req.headers())));
+            let resp = match aggregated {
+                Some(core) => {
                     let mut resp =
                         json_response(StatusCode::OK, &discovery::aggregated(&snap, core));
                     resp.headers_mut().insert(
@@ -385,8 +375,10 @@ async fn dispatch(
                         .insert(header::VARY, HeaderValue::from_static("Accept"));
                     resp
                 }
-                (None, Some(v)) => json_response(StatusCode::OK, &v),
-                (None, None) => error_response(&ApiError::no_route()),
+                None => match discovery::serve(&snap, &other) {
+                    Some(v) => json_response(StatusCode::OK, &v),
+                    None => error_response(&ApiError::no_route()),
+                },
             };
             return ("GET".into(), "discovery".into(), resp);
         }

@@ -35,13 +35,18 @@ pub enum Include {
     Object,
 }
 
+/// The `Accept` header of a request, or `""`.
+pub(crate) fn accept_of(headers: &HeaderMap) -> &str {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
 impl Output {
     /// Negotiates from the `Accept` header (and `includeObject` in the query, read by caller).
     pub fn from_accept(headers: &HeaderMap) -> Self {
-        let accept = headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+        let accept = accept_of(headers);
         // The first acceptable media range wins, as in kube-apiserver's negotiation.
         for range in accept.split(',') {
             let range = range.replace(' ', "");

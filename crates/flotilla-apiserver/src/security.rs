@@ -14,7 +14,9 @@ use http_body::Body as _;
 
 use crate::audit::{AuditEntry, AuditLog};
 use crate::auth::revocations::{Revocations, Revoked};
-use crate::auth::{Authenticator, PeerIdentity, TokenFile, UserInfo, bearer_token, impersonation};
+use crate::auth::{
+    Authenticator, PeerIdentity, TokenFile, UserInfo, bearer_token, impersonation, member_tokens,
+};
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::http::error_response;
@@ -178,11 +180,19 @@ impl Security {
         Fut: Future<Output = Response>,
     {
         let peer = req.extensions().get::<PeerIdentity>().cloned();
-        let revoked = bearer_token(req.headers()).and_then(|t| self.revocations.watch(t));
+        // Only a member token can be revoked while its stream flows; keep it for that.
+        let member_token = bearer_token(req.headers())
+            .filter(|t| member_tokens::member_of(t).is_some())
+            .map(str::to_owned);
         let (response, user, impersonator, reason) =
             match self.admit(req.headers(), peer.as_ref(), &attrs).await {
                 Ok(admitted) => {
                     let response = inner(req, admitted.user.clone()).await;
+                    let revoked = || {
+                        member_token
+                            .as_deref()
+                            .and_then(|t| self.revocations.watch(t))
+                    };
                     let response = hold_until_sent(response, admitted.slot, revoked);
                     (
                         response,
@@ -221,15 +231,20 @@ impl Drop for Security {
 }
 
 /// `response` with `slot` held until its body has been sent: a stream (a watch, a proxied
-/// body) keeps its client's slot while it flows, and ends when `revoked` resolves (its token
-/// was revoked). A body already complete in memory (its size known: the common case) is left
+/// body) keeps its client's slot while it flows, and ends when its token is revoked (`revoked`
+/// makes the future that says so, for streams only). A body already complete in memory (its size known: the
+/// common case) is left
 /// as it is and the slot freed now, since turning it into a stream would cost every request
 /// an extra frame and its `content-length`.
-fn hold_until_sent(response: Response, slot: Slot, revoked: Option<Revoked>) -> Response {
+fn hold_until_sent(
+    response: Response,
+    slot: Slot,
+    revoked: impl FnOnce() -> Option<Revoked>,
+) -> Response {
     if response.body().size_hint().exact().is_some() {
         return response;
     }
-    let revoked = revoked.unwrap_or_else(|| Box::pin(std::future::pending()));
+    let revoked = revoked().unwrap_or_else(|| Box::pin(std::future::pending()));
     response.map(|body| {
         Body::from_stream(
             body.into_data_stream()

@@ -54,10 +54,11 @@ impl Revocations {
         }
     }
 
-    /// For a request bearing `token`: a future that resolves once the token no longer
-    /// authenticates, or `None` when `token` is not a member token (static tokens and
-    /// certificates are not revoked at run time). Call it before serving the request, so a
-    /// revocation while it is served is not missed.
+    /// For a stream answered to a request bearing `token`: a future that resolves once the
+    /// token no longer authenticates, or `None` when `token` is not a member token (static
+    /// tokens and certificates are not revoked at run time). It listens from this call on and
+    /// checks the token once first, so a revocation while the request was being served is not
+    /// missed either.
     pub fn watch(&self, token: &str) -> Option<Revoked> {
         let member: Arc<str> = member_tokens::member_of(token)?.into();
         let token = token.to_string();
@@ -65,15 +66,17 @@ impl Revocations {
         let mut rechecks = self.rechecks.subscribe();
         Some(Box::pin(async move {
             loop {
-                match rechecks.recv().await {
-                    Ok(Recheck::Member(m)) if m != member => continue,
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return std::future::pending().await,
-                }
                 // A store that cannot answer revokes nothing; only a definite "no such
                 // token" does.
                 if let Ok(None) = member_tokens::authenticate(&engine, &token).await {
                     return;
+                }
+                loop {
+                    match rechecks.recv().await {
+                        Ok(Recheck::Member(m)) if m != member => continue,
+                        Ok(_) | Err(RecvError::Lagged(_)) => break,
+                        Err(RecvError::Closed) => return std::future::pending().await,
+                    }
                 }
             }
         }))
