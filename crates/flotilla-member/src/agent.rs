@@ -85,6 +85,7 @@ enum Phase {
 impl Agent {
     /// Runs the agent until its hub watch ends.
     pub async fn run(self) {
+        crate::metrics::describe();
         let namespace = member_namespace(&self.name);
         let imcs: Api<InternalMemberCluster> = Api::namespaced(self.hub.clone(), &namespace);
         let config = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
@@ -328,7 +329,9 @@ impl Agent {
         if let Some(versions) = versions {
             status["versions"] = json!(versions);
         }
-        self.write_status(imcs, status).await
+        self.write_status(imcs, status).await?;
+        crate::metrics::heartbeat(&self.name, now);
+        Ok(())
     }
 
     /// Merges `status` into the InternalMemberCluster's status.

@@ -46,6 +46,7 @@ use std::time::Duration;
 use flotilla_api::placement::work::{WorkResourceIdentifier, WorkStatus};
 use flotilla_api::placement::{AppliedWork, Work};
 use flotilla_apiserver::clock::{Clock, Deadlines};
+use flotilla_apiserver::metrics::controller::Queue;
 use futures::StreamExt;
 use futures::future::join_all;
 use jiff::Timestamp;
@@ -184,31 +185,30 @@ impl Applier {
             deadlines,
             tracked: Mutex::default(),
         });
-        Controller::for_stream(triggers, reader)
-            .watches_stream(applied_work_deletions(&member), move |aw| {
-                (aw.spec.work_namespace == work_namespace)
-                    .then(|| ObjectRef::new(&aw.spec.work_name).within(&work_namespace))
-            })
+        let queue = Queue::new("work-applier");
+        let results = Controller::for_stream(queue.watched(triggers), reader)
+            .watches_stream(
+                applied_work_deletions(&member),
+                queue.mapped(move |aw: AppliedWork| {
+                    (aw.spec.work_namespace == work_namespace)
+                        .then(|| ObjectRef::new(&aw.spec.work_name).within(&work_namespace))
+                }),
+            )
             .watches_stream(
                 availability_flips::<Deployment>(&member),
-                placed_by(namespace_of_works.clone()),
+                queue.mapped(placed_by(namespace_of_works.clone())),
             )
             .watches_stream(
                 availability_flips::<StatefulSet>(&member),
-                placed_by(namespace_of_works.clone()),
+                queue.mapped(placed_by(namespace_of_works.clone())),
             )
             .watches_stream(
                 availability_flips::<DaemonSet>(&member),
-                placed_by(namespace_of_works),
+                queue.mapped(placed_by(namespace_of_works)),
             )
-            .reconcile_on(due)
-            .run(reconcile, error_policy, ctx)
-            .for_each(|result| async move {
-                if let Err(e) = result {
-                    tracing::debug!(error = %e, "work applier reconcile");
-                }
-            })
-            .await;
+            .reconcile_on(queue.triggered(due))
+            .run(queue.instrument(reconcile), error_policy, ctx);
+        queue.drive(results).await;
     }
 }
 
@@ -357,6 +357,7 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
             .map(|planned| process::process(&ctx.member, planned, strategy, &owner));
         results.extend(join_all(applying).await);
     }
+    crate::metrics::applied(&results);
 
     let previous = recorded
         .status

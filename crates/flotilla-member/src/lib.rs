@@ -16,6 +16,7 @@
 pub mod agent;
 pub mod applier;
 pub mod membership;
+pub mod metrics;
 pub mod report;
 pub mod upgrade;
 pub mod work;

@@ -25,7 +25,7 @@ use flotilla_api::cluster::{ClusterState, InternalMemberCluster, MemberCluster};
 use flotilla_api::conditions::find;
 use flotilla_api::placement::Work;
 use flotilla_apiserver::clock::{Clock, Deadlines};
-use futures::StreamExt;
+use flotilla_apiserver::metrics::controller::Queue;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
@@ -98,21 +98,20 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
         deadlines,
         imcs,
     });
-    Controller::for_stream(member_changes, members)
-        .watches_stream(imc_changes, |imc| {
-            let name = imc.name_any();
-            imc.namespace()
-                .filter(|ns| member_of_namespace(ns) == Some(name.as_str()))
-                .map(|_| ObjectRef::new(&name))
-        })
-        .reconcile_on(due)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "membership reconcile");
-            }
-        })
-        .await;
+    let queue = Queue::new("membercluster");
+    let results = Controller::for_stream(queue.watched(member_changes), members)
+        .watches_stream(
+            imc_changes,
+            queue.mapped(|imc: InternalMemberCluster| {
+                let name = imc.name_any();
+                imc.namespace()
+                    .filter(|ns| member_of_namespace(ns) == Some(name.as_str()))
+                    .map(|_| ObjectRef::new(&name))
+            }),
+        )
+        .reconcile_on(queue.triggered(due))
+        .run(queue.instrument(reconcile), error_policy, ctx);
+    queue.drive(results).await;
 }
 
 /// What of a MemberCluster wakes the controller: its spec (generation), labels, annotations,

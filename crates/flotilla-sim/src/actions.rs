@@ -1,6 +1,7 @@
 //! What the pure controllers ask the shell to do: writes to the member's API, events to
 //! record, and when to look again.
 
+use flotilla_apiserver::metrics::{Desc, Observation};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{Metadata, Resource};
@@ -172,9 +173,22 @@ pub struct Plan {
     pub actions: Vec<Action>,
     /// When to run again even if nothing is written meanwhile.
     pub wake_at: Option<Timestamp>,
+    /// Metric changes the pass decided (counters it adds to, durations it observed), recorded
+    /// in the member's registry by the shell.
+    pub observations: Vec<Observation>,
 }
 
 impl Plan {
+    /// Counts one of `desc` (a counter) at `labels`, or observes `value` when it is a
+    /// histogram.
+    pub fn observe(&mut self, desc: &'static Desc, labels: &[&str], value: f64) {
+        self.observations.push(Observation {
+            desc,
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            value,
+        });
+    }
+
     /// Adds an action.
     pub fn push(&mut self, action: Action) {
         self.actions.push(action);
@@ -188,6 +202,7 @@ impl Plan {
     /// Adds everything another plan wants.
     pub fn merge(&mut self, other: Plan) {
         self.actions.extend(other.actions);
+        self.observations.extend(other.observations);
         if let Some(at) = other.wake_at {
             self.wake(at);
         }

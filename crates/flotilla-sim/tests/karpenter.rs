@@ -504,6 +504,47 @@ spec:
     }
     let before = up.price();
     let before_nodes = up.node_names();
+    // Karpenter's families on the member's /metrics, with Karpenter's names.
+    let metrics = || m.sim.engine().metrics().render(0, 0);
+    let sample = |text: &str, series: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+    };
+    let text = metrics();
+    let created = sample(
+        &text,
+        r#"karpenter_nodeclaims_created_total{reason="provisioning",nodepool="default"}"#,
+    );
+    assert!(created >= up.claims.len() as f64, "{text}");
+    assert_eq!(
+        sample(
+            &text,
+            r#"karpenter_nodepools_usage{nodepool="default",resource_type="nodes"}"#
+        ),
+        up.nodes.len() as f64
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"karpenter_pods_state{phase="Running",nodepool="default"}"#
+        ),
+        9.0
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"operator_nodeclaim_status_condition_count{nodepool="default",type="Initialized",status="True",reason="Initialized"}"#
+        ),
+        up.claims.len() as f64
+    );
+    assert!(
+        sample(
+            &text,
+            r#"karpenter_nodeclaims_initialization_duration_seconds_count{nodepool="default"}"#
+        ) >= up.claims.len() as f64
+    );
+    assert!(text.contains("# TYPE karpenter_voluntary_disruption_decisions_total counter"));
 
     m.scale("web", 2).await;
     let mut worst = 0;
@@ -527,6 +568,36 @@ spec:
         after.price()
     );
     assert!(after.nodes.len() < before_nodes.len());
+    // The consolidation is counted: decisions, disrupted claims, released instances.
+    let text = metrics();
+    let decisions: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("karpenter_voluntary_disruption_decisions_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(decisions >= 1.0, "{text}");
+    let disrupted: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("karpenter_nodeclaims_disrupted_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(
+        disrupted >= (before_nodes.len() - after.nodes.len()) as f64,
+        "{text}"
+    );
+    assert!(
+        sample(
+            &text,
+            r#"karpenter_nodeclaims_terminated_total{nodepool="default"}"#
+        ) >= 1.0
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"karpenter_nodepools_usage{nodepool="default",resource_type="nodes"}"#
+        ),
+        after.nodes.len() as f64
+    );
     let events = m.events().await;
     let reasons: BTreeSet<&str> = events.iter().filter_map(|e| e.reason.as_deref()).collect();
     for reason in [

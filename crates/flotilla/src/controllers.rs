@@ -22,9 +22,12 @@ pub struct ControllersArgs {
     pub kubeconfig: Option<PathBuf>,
     #[command(flatten)]
     pub leader: LeaderArgs,
+    #[command(flatten)]
+    pub metrics: crate::metrics_server::MetricsArgs,
 }
 
-/// Spawns every hub controller against `client` on `clock`, one task per controller.
+/// Spawns every hub controller against `client` on `clock`, one task per controller, and the
+/// fleet gauges beside them.
 pub fn spawn(client: kube::Client, clock: Arc<dyn Clock>) -> Vec<JoinHandle<()>> {
     vec![
         tokio::spawn(flotilla_member::membership::run(
@@ -35,7 +38,8 @@ pub fn spawn(client: kube::Client, clock: Arc<dyn Clock>) -> Vec<JoinHandle<()>>
             client.clone(),
             clock.clone(),
         )),
-        tokio::spawn(flotilla_updates::controller::run(client, clock)),
+        tokio::spawn(flotilla_updates::controller::run(client.clone(), clock)),
+        tokio::spawn(crate::fleet_metrics::run(client)),
     ]
 }
 
@@ -55,6 +59,7 @@ pub async fn run(args: ControllersArgs) -> Result<()> {
         leader::LEASE_NAME
     );
     ensure_namespace(&election_client, leader::LEASE_NAMESPACE).await?;
+    let _metrics = crate::metrics_server::serve(&args.metrics).await?;
     let clock: Arc<dyn Clock> = Arc::new(flotilla_apiserver::SystemClock);
     leader::controllers_election(election_client, config)
         .run(

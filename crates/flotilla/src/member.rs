@@ -30,6 +30,8 @@ pub struct MemberArgs {
     /// `.flotilla/ca.crt` when present.
     #[arg(long)]
     pub hub_ca: Option<PathBuf>,
+    #[command(flatten)]
+    pub metrics: crate::metrics_server::MetricsArgs,
 }
 
 /// Runs the member agent until interrupted.
@@ -84,6 +86,7 @@ pub async fn run(args: MemberArgs) -> Result<()> {
         version.git_version,
         args.hub
     );
+    let _metrics = crate::metrics_server::serve(&args.metrics).await?;
     let agent = Agent {
         name: args.name,
         hub,

@@ -262,6 +262,8 @@ async fn run_hub(
     let hub = Hub::start(store, options)
         .await
         .map_err(|e| anyhow::anyhow!("starting hub: {e}"))?;
+    // The hub's /metrics also shows its controllers' (and in-process agents') families.
+    hub.engine().metrics().include_process();
     let hub = Arc::new(hub);
     let hub_client = hub.client();
     let (stop_controllers, stopping) = tokio::sync::oneshot::channel::<()>();

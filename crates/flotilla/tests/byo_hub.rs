@@ -178,6 +178,7 @@ impl Controllers {
             .arg(hub.kubeconfig())
             .args(["--lease-duration", lease, "--renew-deadline", renew])
             .args(["--retry-period", retry])
+            .args(["--metrics-bind-address", "127.0.0.1:0"])
             .env("RUST_LOG", "info")
             .env_remove("KUBECONFIG");
         LoggedChild::spawn(command)
@@ -299,6 +300,34 @@ fn controllers_work_through_crds_on_a_plain_api_server() {
     assert_eq!(
         crp["status"]["selectedResources"][0]["name"], "app",
         "{crp}"
+    );
+
+    // The controllers' metrics, on their own metrics server: reconciles counted per
+    // controller, their queues, and the fleet gauges.
+    let url = eventually("the metrics address logged", 30, || {
+        controllers.messages().iter().find_map(|m| {
+            let rest = m.strip_prefix("serving metrics on ")?;
+            Some(rest.to_string())
+        })
+    });
+    let metric = |series: &str| -> Option<f64> {
+        let out = Command::new("curl").args(["-sf", &url]).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+    };
+    eventually("placement reconciles counted", 30, || {
+        metric(r#"controller_runtime_reconcile_total{controller="clusterresourceplacement",result="success"}"#)
+            .filter(|n| *n >= 1.0)
+    });
+    eventually("the member counted by its conditions", 30, || {
+        metric(r#"flotilla_member_clusters{joined="Unknown",healthy="Unknown"}"#)
+            .filter(|n| *n == 1.0)
+    });
+    assert!(metric(r#"workqueue_depth{name="clusterresourceplacement"}"#).is_some());
+    assert!(
+        metric(r#"workqueue_queue_duration_seconds_count{name="clusterresourceplacement"}"#)
+            .is_some_and(|n| n >= 1.0)
     );
 
     // Cluster updates: a run naming a strategy that does not exist is told so in its status.

@@ -12,8 +12,8 @@ use flotilla_api::placement::{
     ClusterResourcePlacementEviction,
 };
 use flotilla_apiserver::clock::Clock;
-use futures::StreamExt;
-use kube::runtime::controller::{Action, Controller};
+use flotilla_apiserver::metrics::controller::Queue;
+use kube::runtime::controller::Action;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
@@ -31,14 +31,13 @@ struct Context {
 /// Runs the eviction controller until the client's API goes away.
 pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let evictions: Api<ClusterResourcePlacementEviction> = Api::all(client.clone());
-    Controller::new(evictions, watcher::Config::default())
-        .run(reconcile, error_policy, Arc::new(Context { client, clock }))
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "eviction reconcile");
-            }
-        })
-        .await;
+    let queue = Queue::new("clusterresourceplacementeviction");
+    let results = queue.controller(evictions, watcher::Config::default()).run(
+        queue.instrument(reconcile),
+        error_policy,
+        Arc::new(Context { client, clock }),
+    );
+    queue.drive(results).await;
 }
 
 fn error_policy(

@@ -13,10 +13,10 @@ use flotilla_api::placement::{
     ClusterResourceOverride, ClusterResourceOverrideSnapshot, ResourceOverride,
     ResourceOverrideSnapshot,
 };
-use futures::StreamExt;
+use flotilla_apiserver::metrics::controller::Queue;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::ListParams;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 
@@ -92,14 +92,15 @@ pub async fn run(client: Client) {
 }
 
 async fn run_kind<K: Override>(client: Client) {
-    Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
-        .run(reconcile::<K>, error_policy::<K>, Arc::new(client))
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "override snapshot reconcile");
-            }
-        })
-        .await;
+    let queue = Queue::new(K::kind(&()).to_lowercase());
+    let results = queue
+        .controller(Api::<K>::all(client.clone()), watcher::Config::default())
+        .run(
+            queue.instrument(reconcile::<K>),
+            error_policy::<K>,
+            Arc::new(client),
+        );
+    queue.drive(results).await;
 }
 
 fn error_policy<K: Override>(o: Arc<K>, error: &ControllerError, _: Arc<Client>) -> Action {

@@ -10,8 +10,9 @@ use flotilla_api::cluster::MemberCluster;
 use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::placement::{ClusterResourceOverrideSnapshot, ResourceOverrideSnapshot};
 use flotilla_apiserver::clock::{Clock, Deadlines};
+use flotilla_apiserver::metrics::controller::Queue;
+use futures::FutureExt;
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
@@ -118,30 +119,31 @@ fn controller<F: PlacementFamily>(
         store: placement_store.clone(),
         due: deadlines,
     });
-    let running = Controller::for_stream(placement_events, placement_store.clone())
-        .watches_stream(binding_events, parent_of::<F, _>)
+    let queue = Queue::new(F::Placement::kind(&()).to_lowercase());
+    let results = Controller::for_stream(queue.watched(placement_events), placement_store.clone())
+        .watches_stream(binding_events, queue.mapped(parent_of::<F, _>))
         .watches(
             Api::<F::PolicySnapshot>::all(client.clone()),
             watcher::Config::default(),
-            parent_of::<F, _>,
+            queue.mapped(parent_of::<F, _>),
         )
         .watches(
             Api::<ClusterResourceOverrideSnapshot>::all(client.clone()),
             watcher::Config::default(),
-            every_placement(placement_store.clone()),
+            queue.mapped(every_placement(placement_store.clone())),
         )
         .watches(
             Api::<ResourceOverrideSnapshot>::all(client.clone()),
             watcher::Config::default(),
-            every_placement(placement_store),
+            queue.mapped(every_placement(placement_store)),
         )
-        .reconcile_on(due)
-        .run(reconcile::reconcile::<F>, error_policy::<F>, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "placement reconcile");
-            }
-        });
+        .reconcile_on(queue.triggered(due))
+        .run(
+            queue.instrument(reconcile::reconcile::<F>),
+            error_policy::<F>,
+            ctx,
+        );
+    let running = queue.drive(results);
     (running.boxed(), requeue)
 }
 

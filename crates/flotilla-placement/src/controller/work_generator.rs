@@ -28,6 +28,7 @@ use flotilla_api::placement::{
 };
 use flotilla_apiserver::clock::Clock;
 use flotilla_apiserver::finalizer;
+use flotilla_apiserver::metrics::controller::Queue;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{Stream, StreamExt};
 use kube::api::ListParams;
@@ -126,15 +127,14 @@ async fn run_family<F: PlacementFamily>(
     let bindings = bindings
         .changes
         .predicate_filter(spec_or_lifecycle, Default::default());
-    Controller::for_stream(bindings, cache)
-        .reconcile_on(works)
-        .run(reconcile::<F>, error_policy::<F>, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "work generator reconcile");
-            }
-        })
-        .await;
+    let queue = Queue::new(format!(
+        "work-generator-{}",
+        F::Binding::kind(&()).to_lowercase()
+    ));
+    let results = Controller::for_stream(queue.watched(bindings), cache)
+        .reconcile_on(queue.triggered(works))
+        .run(queue.instrument(reconcile::<F>), error_policy::<F>, ctx);
+    queue.drive(results).await;
 }
 
 /// What of a binding wakes the generator: its spec (generation), finalizers and deletion.

@@ -144,10 +144,8 @@ impl Machinery {
         let now = self.clock.now();
         let state = self.read().await?;
         // Published every pass, so the series of a deleted pool disappear.
-        self.writer.engine().metrics().set_gauges(
-            karpenter::ALLOWED_DISRUPTIONS_METRIC,
-            karpenter::allowed_disruptions_gauge(&state.node_pools),
-        );
+        let registry = self.writer.engine().metrics().families();
+        karpenter::metrics::publish(registry, &state);
         self.settings.kubernetes_version = self
             .spec
             .read()
@@ -156,6 +154,9 @@ impl Machinery {
         let plan = reconcile::plan(&state, &self.settings, &mut self.memory, now);
         // A wake-up that is already due would only spin: every due change is written now.
         let wake_at = plan.wake_at.filter(|at| *at > now);
+        for observation in &plan.observations {
+            registry.record(observation);
+        }
         for action in plan.actions {
             if let Err(e) = self.writer.execute(action, now).await {
                 // Lost races (objects gone, conflicts, namespaces being deleted) are settled

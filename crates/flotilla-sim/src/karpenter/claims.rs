@@ -35,7 +35,7 @@ use super::cloud::{self, Launch};
 use super::disruption::Marks;
 use super::memory::Memory;
 use super::view::View;
-use super::{COMPONENT, Context, reference};
+use super::{COMPONENT, Context, metrics, reference};
 use crate::actions::{Action, EventNote, Plan};
 use crate::ids::fnv1a64;
 use crate::node_pool::{Machine, machine_node};
@@ -422,6 +422,16 @@ fn drift(
     }
 }
 
+/// The pool that owns `claim` (its `karpenter.sh/nodepool` label).
+fn pool_of(claim: &NodeClaim) -> &str {
+    claim
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(metrics::POOL_LABEL))
+        .map_or("", String::as_str)
+}
+
 /// Finalizes a claim being deleted: stamps its termination time, deletes its node, and
 /// releases the claim once the node is gone.
 fn finalize(claim: &NodeClaim, view: &View<'_>, plan: &mut Plan, now: Timestamp) {
@@ -467,6 +477,7 @@ fn finalize(claim: &NodeClaim, view: &View<'_>, plan: &mut Plan, now: Timestamp)
                 f.retain(|f| f != TERMINATION_FINALIZER);
             }
             plan.push(Action::update(&out));
+            plan.observe(&metrics::NODECLAIMS_TERMINATED, &[pool_of(claim)], 1.0);
             plan.push(Action::Record(EventNote::normal(
                 COMPONENT,
                 reference(claim),
@@ -547,6 +558,10 @@ pub fn reconcile(
                     }
                 }
                 Some(_) if !claim_is(claim, "Initialized") => {
+                    if let Some(created) = &claim.metadata.creation_timestamp {
+                        let took = now.duration_since(created.0).as_secs_f64().max(0.0);
+                        plan.observe(&metrics::PROVISIONING_DURATION, &[pool_of(claim)], took);
+                    }
                     set(
                         &mut status,
                         "Initialized",

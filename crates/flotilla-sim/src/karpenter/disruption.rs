@@ -37,7 +37,7 @@ use super::claims::{claim_is, true_since};
 use super::memory::{Memory, Proposal};
 use super::provisioner::{claim_for, claim_name, cluster_nodes, pool_models};
 use super::view::View;
-use super::{COMPONENT, Context, reference};
+use super::{COMPONENT, Context, metrics, reference};
 use crate::actions::{Action, EventNote, Plan};
 use crate::objects::ObjectRef;
 
@@ -607,7 +607,22 @@ fn validate(
     Ok(consolidation_proposal(&command, &chosen, now))
 }
 
-/// Starts a command: launches its replacements, marks and taints its candidates.
+/// Karpenter's `consolidation_type` label for a decision's method: `empty`, `single`,
+/// `multi`, or nothing for drift.
+fn consolidation_type(method: &str) -> &'static str {
+    if method == "Emptiness" {
+        "empty"
+    } else if method.starts_with("single") {
+        "single"
+    } else if method.starts_with("multi") {
+        "multi"
+    } else {
+        ""
+    }
+}
+
+/// Starts a command: launches its replacements, marks and taints its candidates, and counts
+/// the decision.
 fn start(
     proposal: &Proposal,
     view: &View<'_>,
@@ -626,12 +641,34 @@ fn start(
         };
         let name = claim_name(new, &format!("{salt}/{i}"));
         plan.push(Action::create(&claim_for(new, pool, class, &name)));
+        plan.observe(
+            &metrics::NODECLAIMS_CREATED,
+            &["disruption", &new.pool],
+            1.0,
+        );
         names.push(name);
     }
+    let reason = proposal.reason.as_str().to_lowercase();
+    let decision = if names.is_empty() {
+        "delete"
+    } else {
+        "replace"
+    };
+    plan.observe(
+        &metrics::DISRUPTION_DECISIONS,
+        &[decision, &reason, consolidation_type(&proposal.method)],
+        1.0,
+    );
     for claim in &proposal.claims {
         let Some(node) = all.iter().find(|n| &n.facts.claim == claim) else {
             continue;
         };
+        let pool = node.pool.and_then(|p| p.metadata.name.as_deref());
+        plan.observe(
+            &metrics::NODECLAIMS_DISRUPTED,
+            &[&reason, pool.unwrap_or_default()],
+            1.0,
+        );
         let mut annotated = node.claim.clone();
         annotated
             .metadata

@@ -10,7 +10,8 @@
 //!   pools' budgets, with the 15-second validation and the command queue;
 //! - [`termination`]: draining and releasing nodes being deleted;
 //! - the NodePool status (resources, allowed disruptions per reason, conditions), waking again
-//!   when a budget window opens or closes.
+//!   when a budget window opens or closes;
+//! - [`metrics`]: the Prometheus families Karpenter publishes, under Karpenter's names.
 //!
 //! What the real controllers keep in memory between passes is in [`Memory`].
 
@@ -18,6 +19,7 @@ pub mod claims;
 pub mod cloud;
 pub mod disruption;
 pub mod memory;
+pub mod metrics;
 pub mod node_classes;
 pub mod provisioner;
 pub mod termination;
@@ -25,8 +27,7 @@ pub mod view;
 
 pub use memory::Memory;
 
-use flotilla_api::nodes::{AKSNodeClass, DEFAULT_NODE_CLASS, NodePool};
-use flotilla_apiserver::metrics::GaugeFamily;
+use flotilla_api::nodes::{AKSNodeClass, DEFAULT_NODE_CLASS};
 use flotilla_nodes::pool_status::{in_pool, next_budget_change, pool_status};
 use flotilla_nodes::scheduling::InstanceType;
 use jiff::Timestamp;
@@ -68,36 +69,6 @@ pub(crate) fn reference<K: Resource<DynamicType = ()>>(obj: &K) -> ObjectRef {
         namespace: meta.namespace.clone().unwrap_or_default(),
         name: meta.name.clone().unwrap_or_default(),
         uid: meta.uid.clone().unwrap_or_default(),
-    }
-}
-
-/// The gauge of allowed disruptions per pool and reason, as Karpenter names it.
-pub const ALLOWED_DISRUPTIONS_METRIC: &str = "karpenter_nodepools_allowed_disruptions";
-
-/// The allowed-disruptions gauge, per pool and reason, from the pools' stored statuses (a
-/// status write wakes the next pass, which publishes the new figures).
-pub fn allowed_disruptions_gauge(pools: &[NodePool]) -> GaugeFamily {
-    let samples = pools
-        .iter()
-        .flat_map(|pool| {
-            let name = pool.metadata.name.clone().unwrap_or_default();
-            pool.status
-                .iter()
-                .flat_map(|s| &s.allowed_disruptions)
-                .map(move |figure| {
-                    (
-                        vec![
-                            ("nodepool".to_string(), name.clone()),
-                            ("reason".to_string(), figure.reason.clone()),
-                        ],
-                        figure.allowed as f64,
-                    )
-                })
-        })
-        .collect();
-    GaugeFamily {
-        help: "How many more nodes of a NodePool may be disrupted now, per reason.".into(),
-        samples,
     }
 }
 

@@ -310,6 +310,11 @@ pub fn reconcile(view: &View<'_>, ctx: &Context<'_>, memory: &mut Memory, now: T
         };
         let name = claim_name(new, &now.to_string());
         plan.push(Action::create(&claim_for(new, pool, class, &name)));
+        plan.observe(
+            &super::metrics::NODECLAIMS_CREATED,
+            &["provisioning", &new.pool],
+            1.0,
+        );
         let cheapest = new
             .instance_type_options
             .first()

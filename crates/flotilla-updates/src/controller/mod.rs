@@ -27,9 +27,10 @@ use flotilla_api::updates::{
     NodeImageVersion, UpdateRun,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
+use flotilla_apiserver::metrics::controller::Queue;
 use futures::future::BoxFuture;
-use futures::{Stream, StreamExt};
-use kube::runtime::controller::{Action, Controller};
+use futures::Stream;
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
@@ -158,7 +159,8 @@ async fn runs(client: Client, clock: Arc<dyn Clock>) {
     let (images, image_events) = cached::<NodeImageVersion>(&client);
     let (upgrades, upgrade_events) = cached::<MemberUpgrade>(&client);
     let (gates, gate_events) = cached::<Gate>(&client);
-    let controller = Controller::new(
+    let queue = Queue::new("updaterun");
+    let controller = queue.controller(
         Api::<UpdateRun>::all(client.clone()),
         watcher::Config::default(),
     );
@@ -175,31 +177,30 @@ async fn runs(client: Client, clock: Arc<dyn Clock>) {
         gates,
         statuses: Arc::default(),
     });
-    controller
-        .watches_stream(upgrade_events, |upgrade: MemberUpgrade| {
-            let run = upgrade.labels().get(UPGRADE_RUN_LABEL).cloned();
-            run.map(|name| ObjectRef::new(&name))
-        })
-        .watches_stream(gate_events, |gate: Gate| {
-            Some(ObjectRef::new(&gate.spec.target.update_run))
-        })
-        .watches_stream(member_events, active_runs(runs.clone()))
-        .watches_stream(window_events, active_runs(runs.clone()))
-        .watches_stream(kubernetes_events, active_runs(runs.clone()))
-        .watches_stream(image_events, active_runs(runs.clone()))
+    let results = controller
+        .watches_stream(
+            upgrade_events,
+            queue.mapped(|upgrade: MemberUpgrade| {
+                let run = upgrade.labels().get(UPGRADE_RUN_LABEL).cloned();
+                run.map(|name| ObjectRef::new(&name))
+            }),
+        )
+        .watches_stream(
+            gate_events,
+            queue.mapped(|gate: Gate| Some(ObjectRef::new(&gate.spec.target.update_run))),
+        )
+        .watches_stream(member_events, queue.mapped(active_runs(runs.clone())))
+        .watches_stream(window_events, queue.mapped(active_runs(runs.clone())))
+        .watches_stream(kubernetes_events, queue.mapped(active_runs(runs.clone())))
+        .watches_stream(image_events, queue.mapped(active_runs(runs.clone())))
         .watches(
             Api::<FleetUpdateStrategy>::all(client),
             watcher::Config::default(),
-            active_runs(runs),
+            queue.mapped(active_runs(runs)),
         )
-        .reconcile_on(due)
-        .run(reconcile::reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "update run reconcile");
-            }
-        })
-        .await;
+        .reconcile_on(queue.triggered(due))
+        .run(queue.instrument(reconcile::reconcile), error_policy, ctx);
+    queue.drive(results).await;
 }
 
 /// A mapper from any change of the fleet (members, windows, catalog, strategies) to every run

@@ -12,10 +12,11 @@ use flotilla_api::updates::{
     AutoUpgradeProfile, KubernetesVersion, LONG_TERM_SUPPORT_LABEL, NodeImageVersion, UpdateRun,
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
-use futures::{FutureExt, StreamExt};
+use flotilla_apiserver::metrics::controller::Queue;
+use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PostParams;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -40,7 +41,8 @@ pub(crate) async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (members, member_events) = cached_members(&client);
     let (kubernetes, kubernetes_events) = cached::<KubernetesVersion>(&client);
     let (images, image_events) = cached::<NodeImageVersion>(&client);
-    let controller = Controller::new(
+    let queue = Queue::new("autoupgradeprofile");
+    let controller = queue.controller(
         Api::<AutoUpgradeProfile>::all(client.clone()),
         watcher::Config::default(),
     );
@@ -53,18 +55,13 @@ pub(crate) async fn run(client: Client, clock: Arc<dyn Clock>) {
         kubernetes,
         images,
     });
-    controller
-        .watches_stream(member_events, every(profiles.clone()))
-        .watches_stream(kubernetes_events, every(profiles.clone()))
-        .watches_stream(image_events, every(profiles))
-        .reconcile_on(due)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "auto-upgrade profile reconcile");
-            }
-        })
-        .await;
+    let results = controller
+        .watches_stream(member_events, queue.mapped(every(profiles.clone())))
+        .watches_stream(kubernetes_events, queue.mapped(every(profiles.clone())))
+        .watches_stream(image_events, queue.mapped(every(profiles)))
+        .reconcile_on(queue.triggered(due))
+        .run(queue.instrument(reconcile), error_policy, ctx);
+    queue.drive(results).await;
 }
 
 /// A mapper from any change of the catalog or the fleet to every profile.

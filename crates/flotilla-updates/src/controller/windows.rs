@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use flotilla_api::updates::MaintenanceConfiguration;
 use flotilla_apiserver::clock::{Clock, Deadlines};
-use futures::StreamExt;
+use flotilla_apiserver::metrics::controller::Queue;
 use kube::api::PostParams;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -28,7 +28,8 @@ struct Context {
 /// Runs the window status controller until the client's API goes away.
 pub(crate) async fn run(client: Client, clock: Arc<dyn Clock>) {
     let (deadlines, due) = Deadlines::new(clock.clone());
-    let controller = Controller::new(
+    let queue = Queue::new("maintenanceconfiguration");
+    let controller = queue.controller(
         Api::<MaintenanceConfiguration>::all(client.clone()),
         watcher::Config::default(),
     );
@@ -37,15 +38,12 @@ pub(crate) async fn run(client: Client, clock: Arc<dyn Clock>) {
         clock,
         deadlines,
     });
-    controller
-        .reconcile_on(due)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "maintenance configuration reconcile");
-            }
-        })
-        .await;
+    let results = controller.reconcile_on(queue.triggered(due)).run(
+        queue.instrument(reconcile),
+        error_policy,
+        ctx,
+    );
+    queue.drive(results).await;
 }
 
 /// Computes one configuration's status, writes it when it changed, and schedules the next

@@ -15,9 +15,9 @@ use flotilla_api::placement::ClusterStagedUpdateRun;
 use flotilla_api::placement::snapshots::PARENT_PLACEMENT_LABEL;
 use flotilla_api::placement::staged_update_run::UpdateRunStatus;
 use flotilla_apiserver::clock::{Clock, Deadlines};
-use futures::StreamExt;
+use flotilla_apiserver::metrics::controller::Queue;
 use kube::core::object::{HasSpec, HasStatus};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
@@ -66,7 +66,8 @@ async fn run_family<F: UpdateRunFamily>(
         cache: bindings,
         changes: binding_events,
     } = bindings;
-    let controller = Controller::new(
+    let queue = Queue::new(F::Run::kind(&()).to_lowercase());
+    let controller = queue.controller(
         Api::<F::Run>::all(client.clone()),
         watcher::Config::default(),
     );
@@ -78,22 +79,44 @@ async fn run_family<F: UpdateRunFamily>(
         deadlines,
         pacing: Pacing::default(),
     });
-    controller
-        .watches_stream(binding_events, runs_of::<F, F::Binding>(runs.clone()))
+    let results = controller
+        .watches_stream(
+            binding_events,
+            queue.mapped(runs_of::<F, F::Binding>(runs.clone())),
+        )
         .watches(
             Api::<F::PolicySnapshot>::all(client.clone()),
             watcher::Config::default(),
-            runs_of::<F, F::PolicySnapshot>(runs),
+            queue.mapped(runs_of::<F, F::PolicySnapshot>(runs)),
         )
-        .owns(Api::<F::Approval>::all(client), watcher::Config::default())
-        .reconcile_on(due)
-        .run(reconcile::<F>, error_policy::<F>, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "update run reconcile");
+        .watches(
+            Api::<F::Approval>::all(client),
+            watcher::Config::default(),
+            queue.mapped(owning_run::<F>),
+        )
+        .reconcile_on(queue.triggered(due))
+        .run(queue.instrument(reconcile::<F>), error_policy::<F>, ctx);
+    queue.drive(results).await;
+}
+
+/// The run that owns an approval request (its owner reference of the run's kind, in the
+/// approval's namespace).
+fn owning_run<F: UpdateRunFamily>(approval: F::Approval) -> Vec<ObjectRef<F::Run>> {
+    let namespace = approval.meta().namespace.clone();
+    approval
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|o| o.kind == F::Run::kind(&()))
+        .map(|o| {
+            let run = ObjectRef::new(&o.name);
+            match &namespace {
+                Some(ns) => run.within(ns),
+                None => run,
             }
         })
-        .await;
+        .collect()
 }
 
 /// A mapper from a placement's record (binding, policy snapshot) to the runs of that

@@ -1,10 +1,17 @@
 //! Prometheus metrics: request counts and latencies by verb and resource, open watches and the
-//! store revision, rendered in the text exposition format on `/metrics`.
+//! store revision, the families an engine's own controllers publish ([`Registry`]), and on the
+//! hub the process's controller families ([`process`]), rendered in the text exposition format
+//! on `/metrics`.
+
+pub mod controller;
+pub mod registry;
+
+pub use registry::{Desc, Observation, Registry};
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// Latency histogram bucket bounds, in seconds.
@@ -22,13 +29,12 @@ struct Series {
     total: u64,
 }
 
-/// A gauge family published by a controller: its help text and one value per label set.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GaugeFamily {
-    /// What the gauge measures.
-    pub help: String,
-    /// Samples: the label pairs (in order) and the value.
-    pub samples: Vec<(Vec<(String, String)>, f64)>,
+/// The process's registry: what its controllers record (reconciles, work queues, fleet
+/// gauges), as controller-runtime's global registry. The hub's `/metrics` includes it; a
+/// simulated member's does not.
+pub fn process() -> &'static Registry {
+    static PROCESS: OnceLock<Registry> = OnceLock::new();
+    PROCESS.get_or_init(Registry::default)
 }
 
 /// The engine's metrics registry.
@@ -38,9 +44,10 @@ pub struct Metrics {
     /// a series exists.
     series: Mutex<BTreeMap<String, BTreeMap<String, Series>>>,
     watches: AtomicI64,
-    /// Gauge families controllers publish, by name; each is replaced whole, so series of
-    /// deleted objects disappear.
-    gauges: Mutex<BTreeMap<String, GaugeFamily>>,
+    /// Families this engine's own controllers publish (a simulated member's Karpenter).
+    families: Registry,
+    /// Whether `/metrics` includes the [`process`] registry (the hub's does).
+    with_process: AtomicBool,
 }
 
 impl Metrics {
@@ -81,11 +88,14 @@ impl Metrics {
         self.watches.load(Ordering::Relaxed)
     }
 
-    /// Replaces the gauge family `name` (a controller publishes all of its samples at once).
-    pub fn set_gauges(&self, name: &str, family: GaugeFamily) {
-        if let Ok(mut gauges) = self.gauges.lock() {
-            gauges.insert(name.to_string(), family);
-        }
+    /// The families this engine's own controllers publish.
+    pub fn families(&self) -> &Registry {
+        &self.families
+    }
+
+    /// Makes `/metrics` include the process's controller families (the hub's engine).
+    pub fn include_process(&self) {
+        self.with_process.store(true, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition of every metric.
@@ -143,18 +153,9 @@ impl Metrics {
             out,
             "flotilla_store_compacted_revision {compacted_revision}"
         );
-        let gauges = self.gauges.lock().map(|g| g.clone()).unwrap_or_default();
-        for (name, family) in &gauges {
-            let _ = writeln!(out, "# HELP {name} {}\n# TYPE {name} gauge", family.help);
-            for (labels, value) in &family.samples {
-                let labels: Vec<String> = labels
-                    .iter()
-                    .map(|(k, v)| {
-                        format!("{k}=\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
-                    })
-                    .collect();
-                let _ = writeln!(out, "{name}{{{}}} {value}", labels.join(","));
-            }
+        self.families.render(&mut out);
+        if self.with_process.load(Ordering::Relaxed) {
+            process().render(&mut out);
         }
         out
     }
@@ -163,44 +164,6 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn renders_published_gauge_families() {
-        let m = Metrics::default();
-        let sample = |pool: &str, value: f64| {
-            (
-                vec![
-                    ("nodepool".to_string(), pool.to_string()),
-                    ("reason".to_string(), "Empty".to_string()),
-                ],
-                value,
-            )
-        };
-        m.set_gauges(
-            "karpenter_nodepools_allowed_disruptions",
-            GaugeFamily {
-                help: "Allowed disruptions.".into(),
-                samples: vec![sample("default", 2.0), sample("a\"b", 0.0)],
-            },
-        );
-        let text = m.render(1, 0);
-        assert!(
-            text.contains("# TYPE karpenter_nodepools_allowed_disruptions gauge\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "karpenter_nodepools_allowed_disruptions{nodepool=\"default\",reason=\"Empty\"} 2\n"
-            ),
-            "{text}"
-        );
-        assert!(text.contains("nodepool=\"a\\\"b\""), "{text}");
-        m.set_gauges(
-            "karpenter_nodepools_allowed_disruptions",
-            GaugeFamily::default(),
-        );
-        assert!(!m.render(1, 0).contains("nodepool=\"default\""));
-    }
 
     #[test]
     fn renders_counters_histograms_and_gauges() {
