@@ -31,12 +31,21 @@ pub fn is_namespace_resource(info: &ResourceInfo) -> bool {
 }
 
 /// Whether an immediate delete answers with the deleted object (kube's `ReturnDeletedObject`:
-/// pods, services, service accounts, namespaces) rather than a `Success` Status.
+/// pods, services, service accounts, namespaces, resource quotas, pod templates, volumes and
+/// their claims, replication controllers) rather than a `Success` Status.
 pub fn returns_deleted_object(info: &ResourceInfo) -> bool {
     info.group.is_empty()
         && matches!(
             info.plural.as_str(),
-            "pods" | "services" | "serviceaccounts" | "namespaces"
+            "pods"
+                | "services"
+                | "serviceaccounts"
+                | "namespaces"
+                | "resourcequotas"
+                | "podtemplates"
+                | "persistentvolumeclaims"
+                | "persistentvolumes"
+                | "replicationcontrollers"
         )
 }
 

@@ -30,6 +30,7 @@ pub mod protobuf;
 pub mod proxy;
 pub mod raw;
 pub mod rbac;
+pub mod recorder;
 pub mod registry;
 pub mod render;
 pub mod request_options;

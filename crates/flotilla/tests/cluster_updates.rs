@@ -109,6 +109,14 @@ fn cluster_update_runs_end_to_end() {
     ]);
     let images = wait_state(&hub, "node-images", "Completed", 120);
     assert_eq!(images["status"]["progressSummary"], "6/6");
+    // Its progress told as events on the run.
+    let described = eventually("the run's events", 30, || {
+        let out = hub.kubectl_ok(&["describe", "updaterun", "node-images"]);
+        out.contains("UpdateRunCompleted").then_some(out)
+    });
+    for reason in ["UpdateRunStarted", "StageStarted", "StageCompleted"] {
+        assert!(described.contains(reason), "{reason} missing:\n{described}");
+    }
     let mut actual_order = MEMBERS.to_vec();
     actual_order.sort_by_key(|m| time(&member(&images, m)["startTime"]));
     assert_eq!(actual_order, planned_order, "upgraded in the planned order");

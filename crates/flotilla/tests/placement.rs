@@ -50,6 +50,39 @@ fn a_namespace_with_a_deployment_is_placed_rolled_out_and_cleaned_up() {
     hub.create(PICK_ALL_APP);
     wait_available(&hub, "app");
 
+    // The rollout told as events on the placement, once each (deduplicated), as `kubectl
+    // describe` shows them.
+    let described = eventually("the rollout's events", 30, || {
+        let out = hub.kubectl_ok(&["describe", "crp", "app"]);
+        out.contains("PlacementRolloutCompleted").then_some(out)
+    });
+    for reason in [
+        "PlacementScheduled",
+        "PlacementRolloutStarted",
+        "PlacementWorkSynchronized",
+        "PlacementApplied",
+        "PlacementAvailable",
+        "PlacementRolloutCompleted",
+    ] {
+        assert!(described.contains(reason), "{reason} missing:\n{described}");
+    }
+    let events: serde_json::Value =
+        serde_json::from_str(&hub.kubectl_ok(&["get", "events.events.k8s.io", "-A", "-o", "json"]))
+            .expect("events JSON");
+    let mut seen: Vec<String> = events["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|e| e["regarding"]["kind"] == "ClusterResourcePlacement")
+        .filter(|e| e["regarding"]["name"] == "app")
+        .filter_map(|e| e["reason"].as_str().map(str::to_string))
+        .collect();
+    let reasons = seen.join(", ");
+    let total = seen.len();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), total, "one event per reason: {reasons}");
+
     // Every member runs the Deployment.
     let members: Vec<String> = (1..=6).map(|i| format!("member-cluster-0{i}")).collect();
     for member in &members {

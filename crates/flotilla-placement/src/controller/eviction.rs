@@ -13,6 +13,7 @@ use flotilla_api::placement::{
 };
 use flotilla_apiserver::clock::Clock;
 use flotilla_apiserver::metrics::controller::Queue;
+use flotilla_apiserver::recorder::{EventRecorder, reference};
 use kube::runtime::controller::Action;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -26,6 +27,7 @@ use crate::placement_key::PlacementKey;
 struct Context {
     client: Client,
     clock: Arc<dyn Clock>,
+    recorder: EventRecorder,
 }
 
 /// Runs the eviction controller until the client's API goes away.
@@ -35,7 +37,11 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let results = queue.controller(evictions, watcher::Config::default()).run(
         queue.instrument(reconcile),
         error_policy,
-        Arc::new(Context { client, clock }),
+        Arc::new(Context {
+            recorder: EventRecorder::new(client.clone(), super::MANAGER),
+            client,
+            clock,
+        }),
     );
     queue.drive(results).await;
 }
@@ -91,5 +97,43 @@ async fn reconcile(
     }
     let api: Api<ClusterResourcePlacementEviction> = Api::all(ctx.client.clone());
     writes::status(&api, &eviction.metadata, json!({"conditions": conditions})).await?;
+    record(&ctx.recorder, &eviction, placement.as_ref(), &verdict).await;
     Ok(Action::await_change())
+}
+
+/// Records the verdict as events: on the eviction (executed, refused or invalid, and why), and
+/// on the placement when a cluster was evicted from it.
+async fn record(
+    recorder: &EventRecorder,
+    eviction: &ClusterResourcePlacementEviction,
+    placement: Option<&ClusterResourcePlacement>,
+    verdict: &Verdict,
+) {
+    let (warning, reason, message) = match verdict {
+        Verdict::Executed { message, .. } => (false, "EvictionExecuted", message),
+        Verdict::NotExecuted { message } => (true, "EvictionNotExecuted", message),
+        Verdict::Invalid { message } => (true, "EvictionInvalid", message),
+    };
+    let regarding = reference::<ClusterResourcePlacementEviction>(&eviction.metadata);
+    recorder
+        .record(&regarding, warning, reason, message, "Evict")
+        .await;
+    if let (
+        Verdict::Executed {
+            delete_binding: Some(_),
+            ..
+        },
+        Some(placement),
+    ) = (verdict, placement)
+    {
+        let note = format!(
+            "cluster {} evicted by {}",
+            eviction.spec.cluster_name,
+            eviction.name_any()
+        );
+        let regarding = reference::<ClusterResourcePlacement>(&placement.metadata);
+        recorder
+            .record(&regarding, false, "PlacementEvicted", &note, "Evict")
+            .await;
+    }
 }

@@ -11,6 +11,7 @@ use flotilla_api::cluster::eligibility::EligibilityWindows;
 use flotilla_api::placement::{ClusterResourceOverrideSnapshot, ResourceOverrideSnapshot};
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use flotilla_apiserver::metrics::controller::Queue;
+use flotilla_apiserver::recorder::EventRecorder;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::runtime::controller::{Action, Controller};
@@ -38,6 +39,8 @@ pub(crate) struct Context<F: PlacementFamily> {
     pub deadlines: Deadlines<ObjectRef<F::Placement>>,
     /// How often each placement may take a pass.
     pub pacing: Pacing,
+    /// Records the placement's events.
+    pub recorder: EventRecorder,
 }
 
 /// What both families' controllers share.
@@ -114,6 +117,7 @@ fn controller<F: PlacementFamily>(
         clusters: shared.clusters.clone(),
         deadlines: deadlines.clone(),
         pacing: Pacing::default(),
+        recorder: EventRecorder::new(client.clone(), super::MANAGER),
     });
     let requeue = Arc::new(Placements::<F> {
         store: placement_store.clone(),

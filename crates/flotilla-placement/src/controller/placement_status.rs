@@ -9,6 +9,7 @@ use flotilla_api::placement::status::ResourceIdentifier;
 use flotilla_api::placement::{
     ClusterResourceBinding, ClusterResourceSnapshot, ClusterSchedulingPolicySnapshot,
 };
+use flotilla_apiserver::recorder::{EventRecorder, reference};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use super::snapshots::LatestResources as Latest;
 use super::writes;
 use crate::selection;
 use crate::snapshot::resource::{index_of, manifests_of};
+use crate::status::events;
 use crate::status::{
     LatestResources, PlacementBinding, PlacementInput, PlacementKind, PolicySnapshotView,
     placement_status,
@@ -40,9 +42,12 @@ pub(crate) struct StatusInput<'a> {
 }
 
 /// Computes the status and writes it if it changed.
+/// Computes the status, writes it if it changed, and records the events the change is worth
+/// ([`crate::status::events`]) once it is stored.
 pub(crate) async fn write<F: PlacementFamily>(
     client: &Client,
     input: &StatusInput<'_>,
+    recorder: &EventRecorder,
 ) -> Result<(), kube::Error> {
     let parent = input.parent;
     let placement = &parent.key.name;
@@ -111,8 +116,20 @@ pub(crate) async fn write<F: PlacementFamily>(
         read.as_ref(),
         &serde_json::to_value(&status).unwrap_or_default(),
     )
-    .await
-    .map(drop)
+    .await?;
+    let regarding = reference::<F::Placement>(parent.meta);
+    for event in events::transitions(F::KIND, &previous, &status, generation) {
+        recorder
+            .record(
+                &regarding,
+                event.warning,
+                event.reason,
+                &event.note,
+                "Reconcile",
+            )
+            .await;
+    }
+    Ok(())
 }
 
 /// Whether the selectors selected something, and if not, why (as condition `type_`).

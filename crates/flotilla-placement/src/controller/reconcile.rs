@@ -132,6 +132,7 @@ pub(crate) async fn reconcile<F: PlacementFamily>(
             bindings: &bindings,
             now,
         },
+        &ctx.recorder,
     )
     .await?;
     Ok(Action::await_change())

@@ -16,6 +16,7 @@
 
 mod assemble;
 mod binding;
+pub mod events;
 mod external;
 mod manifests;
 mod per_cluster;

@@ -28,8 +28,9 @@ use flotilla_api::updates::{
 };
 use flotilla_apiserver::clock::{Clock, Deadlines};
 use flotilla_apiserver::metrics::controller::Queue;
-use futures::future::BoxFuture;
+use flotilla_apiserver::recorder::EventRecorder;
 use futures::Stream;
+use futures::future::BoxFuture;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
@@ -60,6 +61,8 @@ pub(crate) struct Context {
     pub(crate) gates: Store<Gate>,
     /// The statuses passes reached, being stored.
     pub(crate) statuses: Arc<statuses::Statuses>,
+    /// Records the runs' events.
+    pub(crate) recorder: EventRecorder,
 }
 
 /// Whether every cache has loaded its first full list (false: a cache's writer is gone, the
@@ -176,6 +179,7 @@ async fn runs(client: Client, clock: Arc<dyn Clock>) {
         upgrades,
         gates,
         statuses: Arc::default(),
+        recorder: EventRecorder::new(client.clone(), MANAGER),
     });
     let results = controller
         .watches_stream(

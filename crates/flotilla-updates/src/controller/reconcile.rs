@@ -13,6 +13,7 @@ use flotilla_api::updates::update_run::{
     ErrorDetail, RunAction, UpdateRunStatus, UpdateState, UpgradeType,
 };
 use flotilla_api::updates::{FleetUpdateStrategy, Gate, MemberUpgrade, UpdateRun};
+use flotilla_apiserver::recorder::reference;
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -256,7 +257,7 @@ async fn set_gate(api: &Api<Gate>, name: &str, state: GateState) -> Result<(), k
 }
 
 /// Records the status a pass reached when it changed (or was never stored), for the run's
-/// writer to store.
+/// writer to store, and the events the change is worth ([`crate::run::events`]).
 fn record(
     ctx: &Context,
     run: &UpdateRun,
@@ -265,6 +266,18 @@ fn record(
     status: UpdateRunStatus,
 ) -> Requeue {
     if !stored || *before != status {
+        let events = crate::run::events::transitions(before, &status);
+        if !events.is_empty() {
+            let recorder = ctx.recorder.clone();
+            let regarding = reference::<UpdateRun>(&run.metadata);
+            tokio::spawn(async move {
+                for e in events {
+                    recorder
+                        .record(&regarding, e.warning, e.reason, &e.note, "Update")
+                        .await;
+                }
+            });
+        }
         ctx.statuses.record(&ctx.client, run, status);
     }
     Requeue::await_change()

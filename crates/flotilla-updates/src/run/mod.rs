@@ -25,6 +25,7 @@
 //!   stage's threshold does not stop its stage.
 
 pub mod advance;
+pub mod events;
 pub mod init;
 pub mod names;
 pub mod rollup;
