@@ -16,9 +16,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
 
+import checks
+from checks import CheckFailed, expect, expect_eq, short
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
@@ -34,36 +34,15 @@ MERGE = "application/merge-patch+json"
 RESIZED = "resized/spec.size"  # the update handler's id: where kopf puts its result in status
 
 
-class CheckFailed(Exception):
-    pass
-
-
-def expect(cond, message):
-    if not cond:
-        raise CheckFailed(message)
-
-
-def expect_eq(actual, wanted, what):
-    if actual != wanted:
-        raise CheckFailed(f"{what}: got {actual!r}, want {wanted!r}")
-
-
-def short(value, limit=600):
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def eventually(probe, what, timeout=30.0, interval=0.25):
-    deadline = time.monotonic() + timeout
-    while True:
-        last = probe()
-        if last:
-            return last
+    """Polls probe() as checks.eventually does, failing at once when kopf has exited."""
+
+    def exited():
         if operator is not None and operator.poll() is not None:
-            raise CheckFailed(f"{what}: kopf exited with {operator.returncode}")
-        if time.monotonic() > deadline:
-            raise CheckFailed(f"{what} (after {timeout:.0f}s; last: {short(last)})")
-        time.sleep(interval)
+            return f"kopf exited with {operator.returncode}"
+        return None
+
+    return checks.eventually(probe, what, timeout, interval, abort=exited)
 
 
 API = config.new_client_from_config(config_file=KUBECONFIG) if KUBECONFIG else None
@@ -329,21 +308,7 @@ STEPS = [setup, start_operator, create_handled, event_posted, update_handled, fi
 
 
 def run(name, fn):
-    try:
-        fn()
-    except CheckFailed as e:
-        print(f"FAIL kopf {name}: {e}", flush=True)
-        return False
-    except ApiException as e:
-        print(f"FAIL kopf {name}: HTTP {e.status} {e.reason}: {e.body}", flush=True)
-        traceback.print_exc()
-        return False
-    except Exception as e:
-        print(f"FAIL kopf {name}: {type(e).__name__}: {e}", flush=True)
-        traceback.print_exc()
-        return False
-    print(f"ok  kopf {name}", flush=True)
-    return True
+    return checks.run(f"kopf {name}", fn)
 
 
 def main():

@@ -11,11 +11,10 @@ import json
 import secrets
 import sys
 import threading
-import time
-import traceback
 from datetime import datetime, timezone
 
 import yaml
+from checks import CheckFailed, eventually, expect, expect_eq, run, short
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
@@ -26,20 +25,6 @@ READER = "clients-reader"  # may get/list ConfigMaps in NS only (a Role and Role
 SMP = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def expect(cond, message):
-    if not cond:
-        raise CheckFailed(message)
-
-
-def expect_eq(actual, wanted, what):
-    if actual != wanted:
-        raise CheckFailed(f"{what}: got {actual!r}, want {wanted!r}")
 
 
 def expect_status(status, fn, *args, **kwargs):
@@ -53,24 +38,6 @@ def expect_status(status, fn, *args, **kwargs):
             ) from e
         return e
     raise CheckFailed(f"{fn.__name__}: succeeded ({short(result)}), want HTTP {status}")
-
-
-def eventually(probe, what, timeout=15.0, interval=0.2):
-    """Polls probe() until it returns a true value; fails with the last value after timeout."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        last = probe()
-        if last:
-            return last
-        if time.monotonic() > deadline:
-            raise CheckFailed(f"{what} (after {timeout:.0f}s; last: {short(last)})")
-        time.sleep(interval)
-
-
-def short(value, limit=300):
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def micro_now():
@@ -643,24 +610,6 @@ def teardown():
         return False
 
     eventually(gone, f"namespace {NS} still there after its delete", timeout=30, interval=0.5)
-
-
-def run(name, fn):
-    try:
-        fn()
-    except CheckFailed as e:
-        print(f"FAIL {name}: {e}", flush=True)
-        return False
-    except ApiException as e:
-        print(f"FAIL {name}: HTTP {e.status} {e.reason}: {e.body}", flush=True)
-        traceback.print_exc()
-        return False
-    except Exception as e:
-        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-        traceback.print_exc()
-        return False
-    print(f"ok  {name}", flush=True)
-    return True
 
 
 def main():
