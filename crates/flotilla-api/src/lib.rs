@@ -26,6 +26,7 @@ pub mod updates;
 mod validation;
 
 pub use builtin::conversion::convert;
+pub use builtin::defaults::apply as apply_builtin_defaults;
 pub use builtin::{NO_GENERATION_ANNOTATION, STORAGE_GROUP_ANNOTATION, core_crds};
 pub use validation::{ServedKinds, validate};
 

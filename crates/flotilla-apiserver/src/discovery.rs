@@ -87,6 +87,12 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
         out.push(json!({"name": format!("{}/scale", info.plural), "singularName": "", "namespaced": info.namespaced,
             "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
     }
+    if crate::hooks::is_pod_resource(info) {
+        out.push(
+            json!({"name": "pods/eviction", "singularName": "", "namespaced": true,
+            "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]}),
+        );
+    }
     out
 }
 

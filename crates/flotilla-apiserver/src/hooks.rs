@@ -49,6 +49,11 @@ pub fn returns_deleted_object(info: &ResourceInfo) -> bool {
         )
 }
 
+/// Whether `info` is the core Pod resource.
+pub fn is_pod_resource(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "pods"
+}
+
 /// Whether `info` is the core Secret resource.
 pub fn is_secret_resource(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "secrets"
@@ -87,7 +92,7 @@ pub fn fold_string_data(secret: &mut Value) {
 
 /// Kind-specific preparation of an object about to be written (after defaulting, before
 /// validation): CRD status and collision checks, namespace phase and finalizer, Secret
-/// `stringData`.
+/// `stringData`, the Go-side defaults of built-in kinds (`flotilla_api::apply_builtin_defaults`).
 pub fn prepare_write(
     engine: &Engine,
     info: &ResourceInfo,
@@ -108,6 +113,7 @@ pub fn prepare_write(
         if is_secret_resource(info) {
             fold_string_data(obj);
         }
+        flotilla_api::apply_builtin_defaults(&info.group, &info.kind, obj);
         Ok(())
     }
 }

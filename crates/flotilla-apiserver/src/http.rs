@@ -454,6 +454,7 @@ impl ResourceRequest<'_> {
             None => Ok(None),
             Some("status") if self.info.status_subresource => Ok(Some("status")),
             Some("scale") if self.info.scale.is_some() => Ok(Some("scale")),
+            Some("eviction") if crate::hooks::is_pod_resource(&self.info) => Ok(Some("eviction")),
             Some("finalize") if crate::hooks::is_namespace_resource(&self.info) => Ok(None),
             Some(_) => Err(ApiError::no_route()),
         }
@@ -618,6 +619,13 @@ impl ResourceRequest<'_> {
                 }
                 let list = engine.list(&info, self.ns(), &filter).await?;
                 Ok(self.output.list(&info, list, engine.clock.now()))
+            }
+            "POST" if self.subresource()? == Some("eviction") => {
+                let eviction = decode_body(&body, &content_type, &Value::Null)?;
+                let status = engine
+                    .evict(&info, self.ns().unwrap_or_default(), self.name(), &eviction)
+                    .await?;
+                Ok(json_response(StatusCode::CREATED, &status))
             }
             "POST" => {
                 if self.rp.name.is_some() {

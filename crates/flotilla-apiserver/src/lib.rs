@@ -15,6 +15,7 @@ pub mod clock;
 pub mod controllers;
 pub mod discovery;
 pub mod engine;
+pub mod eviction;
 pub mod finalizer;
 pub mod gc;
 pub mod hooks;

@@ -140,3 +140,131 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
         before
     );
 }
+
+const WEB_WITH_BUDGET: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: default}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+"#;
+
+/// `kubectl drain` on a simulated member goes through the `pods/eviction` subresource: pods
+/// leave within their PodDisruptionBudget (the member's disruption controller keeps its
+/// status), an eviction the budget does not allow is refused with kube's 429, and the drained
+/// node ends cordoned with the workload running elsewhere.
+#[test]
+fn kubectl_drain_evicts_within_the_pod_disruption_budget() {
+    let hub = fleet("1");
+    let member = member_kubeconfig(&hub, "member-cluster-01");
+    let kubectl = |args: &[&str]| on_member(&hub, &member, args);
+    let apply = ["--kubeconfig", member.to_str().unwrap(), "apply", "-f", "-"];
+    let out = hub.kubectl_stdin(&apply, WEB_WITH_BUDGET);
+    assert!(out.status.success(), "{out:?}");
+    let ready = |what: &str| {
+        common::eventually(what, 60, || {
+            let out = kubectl(&[
+                "get",
+                "pods",
+                "-l",
+                "app=web",
+                "-o",
+                r#"jsonpath={range .items[*]}{.spec.nodeName} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}"#,
+            ])?;
+            let pods: Vec<(String, String)> = out
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(n, r)| (n.to_string(), r.to_string()))
+                .collect();
+            (pods.len() == 2 && pods.iter().all(|(_, r)| r == "True")).then_some(pods)
+        })
+    };
+    let pods = ready("two web pods ready");
+    let allowing = |n: &'static str| {
+        common::eventually(&format!("the budget allowing {n}"), 30, || {
+            let allowed = kubectl(&[
+                "get",
+                "pdb",
+                "web",
+                "-o",
+                "jsonpath={.status.disruptionsAllowed}",
+            ])?;
+            (allowed == n).then_some(())
+        })
+    };
+    allowing("1");
+    let node = pods[0].0.clone();
+
+    // While the budget allows nothing, an eviction is refused with kube's 429.
+    let budget = |min: &str| {
+        let patch = format!(r#"{{"spec":{{"minAvailable":{min}}}}}"#);
+        assert!(kubectl(&["patch", "pdb", "web", "--type=merge", "-p", &patch]).is_some());
+    };
+    budget("2");
+    allowing("0");
+    let pod = kubectl(&[
+        "get",
+        "pods",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ])
+    .expect("a web pod");
+    let eviction = format!(
+        r#"{{"apiVersion":"policy/v1","kind":"Eviction","metadata":{{"name":"{pod}","namespace":"default"}}}}"#
+    );
+    // `--raw` paths are absolute: the member's API is under its path on the hub.
+    let path = format!("/clusters/member-cluster-01/api/v1/namespaces/default/pods/{pod}/eviction");
+    let raw = [
+        "--kubeconfig",
+        member.to_str().unwrap(),
+        "create",
+        "--raw",
+        &path,
+        "-f",
+        "-",
+    ];
+    let refused = hub.kubectl_stdin(&raw, &eviction);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "evicted past a zero budget");
+    assert!(
+        stderr.contains("Cannot evict pod as it would violate the pod's disruption budget"),
+        "{stderr}"
+    );
+    assert!(kubectl(&["get", "pod", &pod]).is_some(), "the pod stays");
+    budget("1");
+    allowing("1");
+
+    let drained = kubectl(&[
+        "drain",
+        &node,
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--timeout=120s",
+    ])
+    .expect("kubectl drain succeeds");
+    assert!(drained.contains("evicting pod default/"), "{drained}");
+    assert!(drained.contains("drained"), "{drained}");
+    let pods = ready("the web pods ready again");
+    assert!(
+        pods.iter().all(|(n, _)| *n != node),
+        "a pod still on the drained node: {pods:?}"
+    );
+    assert_eq!(
+        kubectl(&["get", "node", &node, "-o", "jsonpath={.spec.unschedulable}"]).as_deref(),
+        Some("true")
+    );
+}

@@ -3,6 +3,7 @@
 
 mod column;
 pub(crate) mod conversion;
+pub mod defaults;
 mod kinds;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{

@@ -27,6 +27,20 @@ fn deployment(name: &str, replicas: i64) -> Value {
                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
 }
 
+const POD: &str = "/api/v1/namespaces/{ns}/pods";
+
+/// A pod no node can take (its node selector matches none): Pending everywhere, so deleting it
+/// is immediate and evicting it never waits on a budget.
+fn unschedulable_pod(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "web"}},
+        "spec": {"nodeSelector": {"flotilla.test/no-such-node": "true"},
+            "containers": [{"name": "c", "image": "nginx"}]}})
+}
+
+fn eviction(name: &str) -> Value {
+    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}})
+}
+
 fn fields(pointers: &[&'static str]) -> Observe {
     Observe::Fields(pointers.to_vec())
 }
@@ -181,6 +195,22 @@ fn subresources() -> Vec<Case> {
             .raw("PATCH", &format!("{DEPLOY}/d/status"), "application/merge-patch+json",
                 r#"{"metadata": {"labels": {"app": "hacked", "extra": "x"}, "annotations": {"a": "b"}}, "spec": {"replicas": 7}, "status": {"observedGeneration": 1}}"#,
                 fields(&["/metadata/labels", "/metadata/annotations/a", "/spec/replicas", "/status/observedGeneration"])),
+        Case::new("pod-eviction")
+            .http("POST", POD, Some(unschedulable_pod("p")), Observe::Status)
+            .http("POST", &format!("{POD}/p/eviction"), Some(eviction("p")), fields(&["/kind", "/apiVersion", "/status", "/code"]))
+            .http("GET", &format!("{POD}/p"), None, Observe::Status)
+            .http("POST", &format!("{POD}/nope/eviction"), Some(eviction("nope")), Observe::Status),
+        Case::new("pod-eviction-name-mismatch")
+            .http("POST", POD, Some(unschedulable_pod("p")), Observe::Status)
+            .http("POST", &format!("{POD}/p/eviction"), Some(eviction("q")), Observe::Status)
+            .http("GET", &format!("{POD}/p"), None, fields(&["/metadata/name"])),
+        Case::new("pod-eviction-of-a-pending-pod-ignores-its-budget")
+            .http("POST", "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", Some(json!({"apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+                "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}}})), Observe::Status)
+            .http("POST", POD, Some(unschedulable_pod("p")), Observe::Status)
+            .http("POST", &format!("{POD}/p/eviction"), Some(eviction("p")), fields(&["/status", "/code"]))
+            .http("GET", &format!("{POD}/p"), None, Observe::Status),
         Case::new("scale-get-patch-put")
             .http("POST", DEPLOY, Some(deployment("d", 2)), Observe::Status)
             .http("GET", &format!("{DEPLOY}/d/scale"), None, fields(&["/kind", "/apiVersion", "/spec", "/metadata/name"]))
