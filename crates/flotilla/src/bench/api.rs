@@ -20,7 +20,7 @@ use super::https::{H2Client, HttpsHub};
 use super::kube_peer::{KubePeer, resident_mib};
 use super::measure::{Worker, config_map, median, payload, throughput};
 use super::table::{Row, Target};
-use super::watch;
+use super::{fanout, watch};
 
 /// Namespace the create benchmark writes into.
 const CREATE_NS: &str = "bench-create";
@@ -209,23 +209,50 @@ pub async fn run_once(
             target: Target::AtMost(GATE_TARGET_PERCENT),
         },
     ];
+    let mut fanouts = Vec::new();
+    for watchers in plan.idle_watchers {
+        let prefix = format!("fan-r{run}-hub-{watchers}");
+        let delivery =
+            fanout::delivery(hub, CREATE_NS, &prefix, watchers, plan.watch_writes).await?;
+        rows.push(Row::info(
+            format!(
+                "watch fan-out over HTTPS/2: create → ADDED at all {watchers} watchers (median of {})",
+                plan.watch_writes
+            ),
+            delivery,
+            "µs",
+        ));
+        fanouts.push((watchers, delivery));
+    }
     if let Some(peer) = peer {
-        rows.extend(against_peer(plan, run, peer, creates_h2, list, latency).await?);
+        let hub_figures = HubFigures {
+            creates: creates_h2,
+            list,
+            get: latency,
+            fanouts,
+        };
+        rows.extend(against_peer(plan, run, peer, &hub_figures).await?);
     }
     rows.extend(watch::run_once(plan).await?);
     Ok(rows)
 }
 
-/// The same creates, list and GETs against kube-apiserver, the ratios, and both processes'
-/// resident memory while each holds the listed ConfigMaps.
-async fn against_peer(
-    plan: &Plan,
-    run: usize,
-    peer: &Peer,
-    hub_creates: f64,
-    hub_list: f64,
-    hub_get: f64,
-) -> Result<Vec<Row>> {
+/// What the hub measured in a run, to set kube-apiserver's figures against.
+struct HubFigures {
+    /// Creates/s over HTTPS/2.
+    creates: f64,
+    /// List time, ms.
+    list: f64,
+    /// GET latency, µs.
+    get: f64,
+    /// Watch fan-out delivery, µs, per watcher count.
+    fanouts: Vec<(usize, f64)>,
+}
+
+/// The same creates, list, GETs and watch fan-out against kube-apiserver, the ratios, and both
+/// processes' resident memory while each holds the listed ConfigMaps.
+async fn against_peer(plan: &Plan, run: usize, peer: &Peer, hub: &HubFigures) -> Result<Vec<Row>> {
+    let (hub_creates, hub_list, hub_get) = (hub.creates, hub.list, hub.get);
     let creates = create_throughput_h2(plan, run, &peer.kube).await?;
     let list = list_latency(&peer.kube.client()?, plan.list_objects, plan.lists).await?;
     let get = get_latency(peer.kube.h2()?).await?;
@@ -237,7 +264,7 @@ async fn against_peer(
         etcd: None,
         target,
     };
-    Ok(vec![
+    let mut rows = vec![
         Row::info(
             format!(
                 "kube-apiserver: ConfigMap creates over HTTPS/2, {} concurrent",
@@ -291,7 +318,23 @@ async fn against_peer(
             hub_memory / kube_memory,
             Target::AtMost(KUBE_LIST_AND_MEMORY_RATIO),
         ),
-    ])
+    ];
+    for (watchers, hub_delivery) in &hub.fanouts {
+        let prefix = format!("fan-r{run}-kube-{watchers}");
+        let delivery =
+            fanout::delivery(&peer.kube, CREATE_NS, &prefix, *watchers, plan.watch_writes).await?;
+        rows.push(Row::info(
+            format!("kube-apiserver: watch fan-out, create → ADDED at all {watchers} watchers"),
+            delivery,
+            "µs",
+        ));
+        rows.push(ratio(
+            &format!("hub ÷ kube-apiserver: watch fan-out to {watchers} watchers"),
+            hub_delivery / delivery,
+            Target::None,
+        ));
+    }
+    Ok(rows)
 }
 
 /// Median latency in µs of single GETs, one at a time over one warm HTTP/2 connection.

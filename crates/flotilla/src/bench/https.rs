@@ -61,6 +61,37 @@ impl H2Client {
         self.send(request).await
     }
 
+    /// Opens a watch (`path` with `watch=1`) and returns its body once the server has answered
+    /// with its headers; the events come as the body's frames.
+    pub async fn watch(&self, path: &str) -> Result<hyper::body::Incoming> {
+        let response = self.client.request(self.authorized_get(path)?).await?;
+        if !response.status().is_success() {
+            anyhow::bail!("watch {path}: {}", response.status());
+        }
+        Ok(response.into_body())
+    }
+
+    /// The `metadata.resourceVersion` of the list at `path`.
+    pub async fn list_resource_version(&self, path: &str) -> Result<String> {
+        let response = self.client.request(self.authorized_get(path)?).await?;
+        let body = response.into_body().collect().await?.to_bytes();
+        let list: serde_json::Value = serde_json::from_slice(&body)?;
+        list.pointer("/metadata/resourceVersion")
+            .and_then(serde_json::Value::as_str)
+            .map(String::from)
+            .ok_or_else(|| anyhow::anyhow!("no resourceVersion in the list at {path}"))
+    }
+
+    /// A GET of `path` as JSON with the token.
+    fn authorized_get(&self, path: &str) -> Result<http::Request<Full<Bytes>>> {
+        let mut request =
+            http::Request::get(format!("{}{path}", self.base)).body(Full::new(Bytes::new()))?;
+        let headers = request.headers_mut();
+        headers.insert(http::header::AUTHORIZATION, self.authorization.parse()?);
+        headers.insert(http::header::ACCEPT, "application/json".parse()?);
+        Ok(request)
+    }
+
     async fn send(&self, mut request: http::Request<Full<Bytes>>) -> Result<http::StatusCode> {
         let headers = request.headers_mut();
         headers.insert(http::header::AUTHORIZATION, self.authorization.parse()?);

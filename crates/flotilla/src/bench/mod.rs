@@ -7,6 +7,7 @@
 
 mod api;
 mod etcd;
+mod fanout;
 mod https;
 mod kube_peer;
 mod measure;
