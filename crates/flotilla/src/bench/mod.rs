@@ -263,7 +263,14 @@ mod tests {
         let report = measure(&BenchCommand::Api(quick()))
             .await
             .expect("bench api");
-        assert_measured(&report, 14);
+        assert_measured(&report, 16);
+        for watchers in [10, 100] {
+            let fanout = format!("create → ADDED at all {watchers} watchers");
+            assert!(
+                report.rows.iter().any(|r| r.figure.contains(&fanout)),
+                "no fan-out row for {watchers} watchers: {report}"
+            );
+        }
     }
 
     #[test]
