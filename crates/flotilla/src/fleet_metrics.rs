@@ -1,10 +1,11 @@
 //! Fleet gauges for Prometheus, published by the hub's controllers from what the hub holds:
 //! members by `Joined`/`Healthy`, placements by condition, bindings by state, update runs and
 //! member upgrades by state, gates and approvals waiting, and member upgrade durations. The
-//! figures are computed by pure functions over the objects' JSON ([`gauges`]) and refreshed
-//! every [`REFRESH`] from cached watches of each kind.
+//! figures are computed by pure functions over the cached objects' JSON ([`gauges`], reading
+//! the caches' own objects, never copying them) and refreshed every [`REFRESH`].
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::cluster::MemberCluster;
@@ -13,7 +14,7 @@ use flotilla_api::placement::{
     ClusterStagedUpdateRun, ResourceBinding, ResourcePlacement, StagedUpdateRun,
 };
 use flotilla_api::updates::{Gate, MemberUpgrade, UpdateRun};
-use flotilla_apiserver::metrics::registry::LONG_SECONDS;
+use flotilla_apiserver::metrics::registry::{LONG_SECONDS, counted};
 use flotilla_apiserver::metrics::{Desc, process};
 use futures::StreamExt;
 use jiff::Timestamp;
@@ -70,29 +71,26 @@ pub const UPGRADE_DURATION: Desc = Desc::histogram(
     LONG_SECONDS,
 );
 
-/// The objects the gauges are computed from, as JSON, by kind.
+/// The objects the gauges are computed from, by kind: the caches' own (shared, not copied).
 #[derive(Debug, Default)]
 pub struct Fleet {
     /// Objects by kind.
-    pub objects: BTreeMap<&'static str, Vec<Value>>,
+    pub objects: BTreeMap<&'static str, Vec<Arc<DynamicObject>>>,
 }
 
 impl Fleet {
-    fn of(&self, kind: &str) -> &[Value] {
-        self.objects.get(kind).map_or(&[], Vec::as_slice)
+    /// The JSON (everything but the metadata) of every object of `kind`.
+    fn of(&self, kind: &str) -> impl Iterator<Item = &Value> {
+        self.objects
+            .get(kind)
+            .into_iter()
+            .flatten()
+            .map(|o| &o.data)
     }
 }
 
 /// A gauge's samples.
 pub type Samples = Vec<(Vec<String>, f64)>;
-
-fn counted(keys: impl IntoIterator<Item = Vec<String>>) -> Samples {
-    let mut counts: BTreeMap<Vec<String>, f64> = BTreeMap::new();
-    for key in keys {
-        *counts.entry(key).or_default() += 1.0;
-    }
-    counts.into_iter().collect()
-}
 
 /// The status of condition `type_` of `obj` (`Unknown` when it has none).
 fn condition(obj: &Value, type_: &str) -> String {
@@ -136,14 +134,13 @@ pub fn gauges(fleet: &Fleet) -> Vec<(&'static Desc, Samples)> {
     let members = counted(
         fleet
             .of("MemberCluster")
-            .iter()
             .map(|m| vec![condition(m, "Joined"), condition(m, "Healthy")]),
     );
     let placements = counted(
         ["ClusterResourcePlacement", "ResourcePlacement"]
             .iter()
             .flat_map(|kind| {
-                fleet.of(kind).iter().flat_map(move |p| {
+                fleet.of(kind).flat_map(move |p| {
                     p.pointer("/status/conditions")
                         .and_then(Value::as_array)
                         .into_iter()
@@ -164,14 +161,12 @@ pub fn gauges(fleet: &Fleet) -> Vec<(&'static Desc, Samples)> {
             .flat_map(|kind| {
                 fleet
                     .of(kind)
-                    .iter()
                     .map(move |b| vec![kind.to_string(), text(b, "/spec/state", "Scheduled")])
             }),
     );
     let runs = counted(
         fleet
             .of("UpdateRun")
-            .iter()
             .map(|r| {
                 vec![
                     "UpdateRun".to_string(),
@@ -184,7 +179,6 @@ pub fn gauges(fleet: &Fleet) -> Vec<(&'static Desc, Samples)> {
                     .flat_map(|kind| {
                         fleet
                             .of(kind)
-                            .iter()
                             .map(move |r| vec![kind.to_string(), staged_state(r)])
                     }),
             ),
@@ -192,13 +186,11 @@ pub fn gauges(fleet: &Fleet) -> Vec<(&'static Desc, Samples)> {
     let upgrades = counted(
         fleet
             .of("MemberUpgrade")
-            .iter()
             .map(|u| vec![text(u, "/status/phase", "Pending")]),
     );
     let gates = counted(
         fleet
             .of("Gate")
-            .iter()
             .filter(|g| text(g, "/status/state", "Pending") == "Pending")
             .map(|_| vec!["Gate".to_string()])
             .chain(
@@ -207,7 +199,6 @@ pub fn gauges(fleet: &Fleet) -> Vec<(&'static Desc, Samples)> {
                     .flat_map(|kind| {
                         fleet
                             .of(kind)
-                            .iter()
                             .filter(|a| condition(a, "Approved") != "True")
                             .map(move |_| vec![kind.to_string()])
                     }),
@@ -226,18 +217,19 @@ pub fn gauges(fleet: &Fleet) -> Vec<(&'static Desc, Samples)> {
 /// Member upgrades that finished at or after `since` and are not in `seen`: their uid, phase
 /// and duration in seconds.
 pub fn finished_upgrades(
-    upgrades: &[Value],
+    upgrades: &[Arc<DynamicObject>],
     since: Timestamp,
     seen: &HashSet<String>,
 ) -> Vec<(String, String, f64)> {
     upgrades
         .iter()
-        .filter_map(|u| {
+        .filter_map(|upgrade| {
+            let u = &upgrade.data;
             let phase = text(u, "/status/phase", "Pending");
             if phase != "Succeeded" && phase != "Failed" {
                 return None;
             }
-            let uid = text(u, "/metadata/uid", "");
+            let uid = upgrade.metadata.uid.clone().unwrap_or_default();
             let time = |p: &str| u.pointer(p)?.as_str()?.parse::<Timestamp>().ok();
             let (start, end) = (time("/status/startTime")?, time("/status/completedTime")?);
             (end >= since && !seen.contains(&uid)).then(|| {
@@ -299,17 +291,16 @@ pub async fn run(client: Client) {
         tick.tick().await;
         let mut fleet = Fleet::default();
         for (kind, store) in &caches {
-            let objects = store
-                .state()
-                .iter()
-                .filter_map(|o| serde_json::to_value(&**o).ok())
-                .collect();
-            fleet.objects.insert(kind, objects);
+            fleet.objects.insert(kind, store.state());
         }
         for (desc, samples) in gauges(&fleet) {
             registry.replace(desc, samples);
         }
-        for (uid, phase, took) in finished_upgrades(fleet.of("MemberUpgrade"), started, &seen) {
+        let upgrades = fleet
+            .objects
+            .get("MemberUpgrade")
+            .map_or(&[][..], Vec::as_slice);
+        for (uid, phase, took) in finished_upgrades(upgrades, started, &seen) {
             registry.observe(&UPGRADE_DURATION, &[&phase], took);
             seen.insert(uid);
         }
@@ -321,9 +312,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn with(kind: &'static str, objects: Vec<Value>) -> Fleet {
+    /// An object of JSON `fields` (metadata included when given), as the caches hold it.
+    fn object(fields: Value) -> Arc<DynamicObject> {
+        let mut full = json!({"apiVersion": "test/v1", "kind": "Test", "metadata": {}});
+        for (k, v) in fields.as_object().expect("an object") {
+            full[k] = v.clone();
+        }
+        Arc::new(serde_json::from_value(full).expect("a DynamicObject"))
+    }
+
+    fn objects(fields: Vec<Value>) -> Vec<Arc<DynamicObject>> {
+        fields.into_iter().map(object).collect()
+    }
+
+    fn with(kind: &'static str, fields: Vec<Value>) -> Fleet {
         let mut fleet = Fleet::default();
-        fleet.objects.insert(kind, objects);
+        fleet.objects.insert(kind, objects(fields));
         fleet
     }
 
@@ -375,11 +379,11 @@ mod tests {
         );
         fleet.objects.insert(
             "ClusterApprovalRequest",
-            vec![conds(&[("Approved", "True")]), json!({})],
+            objects(vec![conds(&[("Approved", "True")]), json!({})]),
         );
         fleet.objects.insert(
             "Gate",
-            vec![json!({"status": {"state": "Completed"}}), json!({})],
+            objects(vec![json!({"status": {"state": "Completed"}}), json!({})]),
         );
         let states: Vec<String> = samples(&fleet, &UPDATE_RUNS)
             .into_iter()
@@ -401,7 +405,7 @@ mod tests {
     #[test]
     fn upgrade_durations_are_observed_once_and_only_for_new_completions() {
         let upgrade = |uid: &str, phase: &str, start: &str, end: &str| json!({"metadata": {"uid": uid}, "status": {"phase": phase, "startTime": start, "completedTime": end}});
-        let upgrades = vec![
+        let upgrades = objects(vec![
             upgrade(
                 "a",
                 "Succeeded",
@@ -426,7 +430,7 @@ mod tests {
                 "2025-01-01T00:00:00Z",
                 "2025-01-01T00:01:00Z",
             ),
-        ];
+        ]);
         let since: Timestamp = "2026-01-01T00:00:30Z".parse().unwrap();
         let mut seen = HashSet::new();
         let first = finished_upgrades(&upgrades, since, &seen);

@@ -6,6 +6,7 @@
 pub mod controller;
 pub mod registry;
 
+use registry::SECONDS;
 pub use registry::{Desc, Observation, Registry};
 
 use std::collections::BTreeMap;
@@ -14,16 +15,11 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// Latency histogram bucket bounds, in seconds.
-const BUCKETS: &[f64] = &[
-    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
-];
-
 #[derive(Debug, Default, Clone)]
 struct Series {
     /// Request counts by HTTP code.
     codes: BTreeMap<u16, u64>,
-    /// Cumulative bucket counts, one per [`BUCKETS`] bound.
+    /// Cumulative bucket counts, one per [`SECONDS`] bound.
     buckets: Vec<u64>,
     sum: f64,
     total: u64,
@@ -66,10 +62,10 @@ impl Metrics {
         };
         *series.codes.entry(code).or_default() += 1;
         if series.buckets.is_empty() {
-            series.buckets = vec![0; BUCKETS.len()];
+            series.buckets = vec![0; SECONDS.len()];
         }
         let secs = elapsed.as_secs_f64();
-        for (count, bound) in series.buckets.iter_mut().zip(BUCKETS) {
+        for (count, bound) in series.buckets.iter_mut().zip(SECONDS) {
             if secs <= *bound {
                 *count += 1;
             }
@@ -121,7 +117,7 @@ impl Metrics {
         for (verb, by_resource) in &all {
             for (resource, s) in by_resource {
                 let labels = format!("verb=\"{verb}\",resource=\"{resource}\"");
-                for (b, c) in BUCKETS.iter().zip(&s.buckets) {
+                for (b, c) in SECONDS.iter().zip(&s.buckets) {
                     let _ = writeln!(
                         out,
                         "apiserver_request_duration_seconds_bucket{{{labels},le=\"{b}\"}} {c}"

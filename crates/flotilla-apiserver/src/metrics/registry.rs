@@ -280,6 +280,15 @@ impl Registry {
     }
 }
 
+/// Gauge samples counting how often each label tuple occurs in `keys` (objects by state).
+pub fn counted(keys: impl IntoIterator<Item = Vec<String>>) -> Vec<(Vec<String>, f64)> {
+    let mut counts: BTreeMap<Vec<String>, f64> = BTreeMap::new();
+    for key in keys {
+        *counts.entry(key).or_default() += 1.0;
+    }
+    counts.into_iter().collect()
+}
+
 /// `k="v",…` for the label names and values, values escaped as the exposition format says.
 pub fn label_text(names: &[&str], values: &[String]) -> String {
     names

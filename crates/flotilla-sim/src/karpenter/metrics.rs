@@ -4,7 +4,7 @@
 
 use flotilla_api::nodes::NodePool;
 use flotilla_apimachinery::quantity::parse_milli;
-use flotilla_apiserver::metrics::registry::LONG_SECONDS;
+use flotilla_apiserver::metrics::registry::{LONG_SECONDS, counted};
 use flotilla_apiserver::metrics::{Desc, Registry};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use std::collections::BTreeMap;
@@ -120,15 +120,6 @@ fn per_resource(
         .iter()
         .map(|(resource, q)| (vec![name.clone(), resource.clone()], amount(q)))
         .collect()
-}
-
-/// Counts of label tuples, as gauge samples.
-fn counted(keys: impl IntoIterator<Item = Vec<String>>) -> Vec<(Vec<String>, f64)> {
-    let mut counts: BTreeMap<Vec<String>, f64> = BTreeMap::new();
-    for key in keys {
-        *counts.entry(key).or_default() += 1.0;
-    }
-    counts.into_iter().collect()
 }
 
 /// Publishes the gauges computed from `state` (replacing the previous figures whole, so the
