@@ -2,7 +2,9 @@
 //! InternalMemberCluster) and to the member cluster's API, both through kube-rs, so it runs
 //! the same against a simulated member and a real cluster.
 //!
-//! While the InternalMemberCluster says `Join`, the agent heartbeats every
+//! While the InternalMemberCluster says `Join`, the agent installs what it needs on the member
+//! ([`crate::setup`]; until that succeeds it tries again at every heartbeat and reports
+//! `Healthy=False` with reason `MemberSetupFailed` saying why) and heartbeats every
 //! `heartbeatPeriodSeconds` of the injected clock: it collects the member's properties and
 //! resource usage ([`crate::report`]) and writes them, with `Joined=True` and its health, into
 //! the InternalMemberCluster's status; from the first heartbeat on, it runs the Work applier
@@ -10,7 +12,8 @@
 //! (`status.versions`) with each heartbeat and carries out the member's MemberUpgrades
 //! ([`crate::upgrade::executor`]). When it says `Leave`, the agent stops both, deletes every
 //! AppliedWork in the member (and, through ownership, everything the fleet placed there),
-//! waits for that to finish, reports `Joined=False` and stops heartbeating.
+//! waits for that to finish, reports `Joined=False` (saying how to remove the agent) and stops
+//! heartbeating.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,6 +36,7 @@ use serde_json::{Map, Value, json};
 use crate::applier::{self, Applier};
 use crate::membership::{DEFAULT_HEARTBEAT_SECONDS, member_namespace};
 use crate::report::{self, PriceSource, Report};
+use crate::setup::REMOVE_AGENT;
 use crate::upgrade::{Provider, VersionReports, executor};
 
 /// How long to wait, in real time, before retrying a failed hub write.
@@ -68,6 +72,13 @@ impl std::fmt::Debug for Agent {
     }
 }
 
+/// Whether what the agent needs on the member is installed, and what stood in the way last.
+#[derive(Debug, Default)]
+struct Setup {
+    done: bool,
+    problem: Option<String>,
+}
+
 /// Where the agent is in the membership protocol.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
@@ -97,6 +108,8 @@ impl Agent {
         let mut applier: Option<applier::Running> = None;
         let mut upgrades: Option<executor::Running> = None;
         let version_reports = VersionReports::default();
+        // Whether what the agent needs on the member is installed ([`crate::setup`]).
+        let mut set_up = Setup::default();
         loop {
             let heartbeat_due = async {
                 match phase {
@@ -124,7 +137,10 @@ impl Agent {
                 applier = None;
                 upgrades = None;
             }
-            match self.step(&imcs, imc, phase, &version_reports).await {
+            match self
+                .step(&imcs, imc, phase, &version_reports, &mut set_up)
+                .await
+            {
                 Ok(next) => {
                     phase = next;
                     retry = false;
@@ -175,6 +191,7 @@ impl Agent {
         imc: &InternalMemberCluster,
         phase: Phase,
         version_reports: &VersionReports,
+        set_up: &mut Setup,
     ) -> Result<Phase, kube::Error> {
         let now = self.clock.now();
         let period = SignedDuration::from_secs(i64::from(
@@ -200,7 +217,8 @@ impl Agent {
                 })
             }
             (ClusterState::Join, _) => {
-                self.heartbeat(imcs, imc, now, version_reports).await?;
+                self.heartbeat(imcs, imc, now, version_reports, set_up)
+                    .await?;
                 Ok(Phase::Joined {
                     next: now.checked_add(period).unwrap_or(now),
                     period,
@@ -214,7 +232,8 @@ impl Agent {
         }
     }
 
-    /// Collects the member's report and writes it, with a heartbeat, into the status; the
+    /// Installs what the agent needs on the member until that succeeds ([`crate::setup`]),
+    /// collects the member's report and writes it, with a heartbeat, into the status; the
     /// versions are read and written in a turn of `version_reports`.
     async fn heartbeat(
         &self,
@@ -222,7 +241,9 @@ impl Agent {
         imc: &InternalMemberCluster,
         now: Timestamp,
         version_reports: &VersionReports,
+        set_up: &mut Setup,
     ) -> Result<(), kube::Error> {
+        let setup_problem = self.set_up(set_up).await;
         let previous = imc.status.clone().unwrap_or_default();
         let mut collected = self.collect().await;
         let _turn = version_reports.turn().await;
@@ -275,6 +296,10 @@ impl Agent {
                     format!("the member cluster's API failed: {e}"),
                 ),
             ),
+        };
+        let healthy = match setup_problem {
+            Some(problem) => ("False", "MemberSetupFailed", problem),
+            None => healthy,
         };
         let mut conditions = previous.conditions.clone();
         for (type_, (status, reason, message)) in [
@@ -334,6 +359,31 @@ impl Agent {
         Ok(())
     }
 
+    /// Installs what the agent needs on the member, unless done already; returns what stands
+    /// in the way, logged when it changes.
+    async fn set_up(&self, state: &mut Setup) -> Option<String> {
+        if state.done {
+            return None;
+        }
+        match crate::setup::ensure(&self.member).await {
+            Ok(()) => {
+                if state.problem.take().is_some() {
+                    tracing::info!(member = %self.name, "member agent: the member is set up");
+                }
+                state.done = true;
+                None
+            }
+            Err(e) => {
+                let problem = e.to_string();
+                if state.problem.as_ref() != Some(&problem) {
+                    tracing::warn!(member = %self.name, "member agent: setting up the member failed: {problem}");
+                    state.problem = Some(problem.clone());
+                }
+                Some(problem)
+            }
+        }
+    }
+
     /// Merges `status` into the InternalMemberCluster's status.
     async fn write_status(
         &self,
@@ -371,16 +421,17 @@ impl Agent {
         let removed = self.remove_placed().await;
         let now = self.clock.now();
         let message = match &removed {
-            Ok(0) => {
-                "the member agent left the fleet; nothing had been placed on the member".to_string()
-            }
+            Ok(0) => format!(
+                "the member agent left the fleet; nothing had been placed on the member. To remove the agent from the member: {REMOVE_AGENT}"
+            ),
             Ok(n) => format!(
-                "the member agent removed {n} AppliedWork(s) and everything placed through them, and left the fleet"
+                "the member agent removed {n} AppliedWork(s) and everything placed through them, and left the fleet. To remove the agent from the member: {REMOVE_AGENT}"
             ),
             Err(e) => {
                 format!("the member agent left the fleet but could not remove what was placed: {e}")
             }
         };
+        tracing::info!(member = %self.name, "{message}");
         let previous = imc.status.clone().unwrap_or_default();
         let mut agent_conditions = agent_conditions(&previous);
         set_agent_condition(

@@ -7,7 +7,10 @@
 //!
 //! 1. its finalizer [`FINALIZER`] goes on, and the AppliedWork of the same name is ensured on
 //!    the member ([`applied_work`]): it owns every object the Work places, so deleting it
-//!    removes exactly those;
+//!    removes exactly those. When that fails (the member does not serve AppliedWork yet, the
+//!    agent may not write it), the Work's `Applied` condition says why and what to do
+//!    ([`crate::setup::explain`]), and the Work is retried after a wait that doubles with each
+//!    failure in a row, from 1 s to a minute;
 //! 2. the manifests are planned into waves and applied wave by wave (the manifests of one wave
 //!    concurrently), each through [`process`]: read, decide, create / three-way merge /
 //!    server-side apply / report differences, judge availability;
@@ -61,6 +64,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use crate::membership::member_namespace;
+use crate::setup;
 use crate::work::flips::AvailabilityFlips;
 use crate::work::hold::{self, Report};
 use crate::work::identifier;
@@ -69,7 +73,7 @@ use crate::work::merge::MemberPatch;
 use crate::work::pace::{self, Pace};
 use crate::work::{
     AppliedWorkOwner, Availability, ManifestResult, Strategy, applied_resources, availability,
-    plan, work_status,
+    plan, unrecorded, work_status,
 };
 use flotilla_apiserver::finalizer;
 
@@ -80,8 +84,11 @@ pub const FINALIZER: &str = "kubernetes-fleet.io/work-cleanup";
 /// The API group of AppliedWork, which owns every object a Work places.
 const APPLIED_WORK_GROUP: &str = "placement.kubernetes-fleet.io/";
 
-/// How long to wait, in real time, before retrying a reconcile that failed on an API call.
+/// How long to wait, in real time, before retrying a reconcile that failed on an API call
+/// the first time; each further failure in a row doubles it, up to [`RETRY_MAX`].
 const RETRY: Duration = Duration::from_secs(1);
+/// The longest wait before retrying a Work whose reconciles keep failing.
+const RETRY_MAX: Duration = Duration::from_secs(60);
 
 /// The Work applier of one member cluster.
 #[derive(Clone)]
@@ -144,6 +151,8 @@ struct Context {
     clock: Arc<dyn Clock>,
     deadlines: Deadlines<ObjectRef<Work>>,
     tracked: Mutex<HashMap<String, Tracked>>,
+    /// Failed reconciles in a row, by Work name, for the retry back-off.
+    failures: Mutex<HashMap<String, u32>>,
 }
 
 impl Context {
@@ -184,6 +193,7 @@ impl Applier {
             clock: self.clock,
             deadlines,
             tracked: Mutex::default(),
+            failures: Mutex::default(),
         });
         let queue = Queue::new("work-applier");
         let results = Controller::for_stream(queue.watched(triggers), reader)
@@ -308,17 +318,38 @@ fn spec_or_deletion(work: &Work) -> Option<u64> {
     Some(hasher.finish())
 }
 
-fn error_policy(work: Arc<Work>, error: &ApplierError, _: Arc<Context>) -> Action {
-    tracing::warn!(work = %work.name_any(), %error, "work applier: reconcile failed; retrying");
-    Action::requeue(RETRY)
+/// Retries a failed reconcile after [`retry_after`] the failures in a row so far.
+fn error_policy(work: Arc<Work>, error: &ApplierError, ctx: Arc<Context>) -> Action {
+    let name = work.name_any();
+    let mut failures = ctx.failures.lock().unwrap_or_else(|e| e.into_inner());
+    let count = failures.entry(name.clone()).or_default();
+    *count = count.saturating_add(1);
+    let wait = retry_after(*count);
+    tracing::warn!(work = %name, %error, retry_in = ?wait, "work applier: reconcile failed");
+    Action::requeue(wait)
+}
+
+/// The wait before retrying after `failures` failed reconciles in a row: [`RETRY`],
+/// doubling, at most [`RETRY_MAX`].
+fn retry_after(failures: u32) -> Duration {
+    RETRY
+        .saturating_mul(1 << failures.saturating_sub(1).min(16))
+        .min(RETRY_MAX)
 }
 
 async fn reconcile(work: Arc<Work>, ctx: Arc<Context>) -> Result<Action, ApplierError> {
-    if work.metadata.deletion_timestamp.is_some() {
+    let result = if work.metadata.deletion_timestamp.is_some() {
         remove(&work, &ctx).await
     } else {
         apply(&work, &ctx).await
+    };
+    if result.is_ok() {
+        ctx.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&work.name_any());
     }
+    result
 }
 
 /// Applies a Work and reports its status (see the module docs).
@@ -334,9 +365,14 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
         &stored
     };
     let name = work.name_any();
-    let recorded = applied_work::ensure(&ctx.member, &name, &ctx.namespace)
-        .await
-        .map_err(ApplierError::Member)?;
+    let strategy = Strategy::of(work.spec.apply_strategy.as_ref());
+    let recorded = match applied_work::ensure(&ctx.member, &name, &ctx.namespace).await {
+        Ok(recorded) => recorded,
+        Err(error) => {
+            report_unrecorded(&works, work, strategy, &error, ctx).await?;
+            return Err(ApplierError::Member(error));
+        }
+    };
     if recorded.metadata.deletion_timestamp.is_some() {
         // Deleted on the member: recreated once it is gone (its watch event wakes us).
         check_again(work, ctx, pace::Progress::Unsettled, None);
@@ -346,7 +382,6 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
         name: name.clone(),
         uid: recorded.metadata.uid.clone().unwrap_or_default(),
     };
-    let strategy = Strategy::of(work.spec.apply_strategy.as_ref());
     let plan = plan(&work.spec.workload.manifests);
     let mut results: Vec<ManifestResult> =
         plan.rejected.iter().map(ManifestResult::rejected).collect();
@@ -394,6 +429,39 @@ async fn apply(work: &Work, ctx: &Context) -> Result<Action, ApplierError> {
     };
     check_again(work, ctx, pace::progress(&status), held_until);
     Ok(Action::await_change())
+}
+
+/// Reports in the Work's status that its AppliedWork could not be recorded on the member
+/// (`error`), saying why and what to do ([`setup::explain`]), if the status does not say so
+/// already.
+async fn report_unrecorded(
+    works: &Api<Work>,
+    work: &Work,
+    strategy: Strategy,
+    error: &kube::Error,
+    ctx: &Context,
+) -> Result<(), ApplierError> {
+    let code = setup::status_code(error);
+    let step = format!(
+        "record this Work as AppliedWork {} on the member",
+        work.name_any()
+    );
+    let message = setup::explain(&step, code, &setup::api_message(error));
+    let now = Timestamp::from_second(ctx.clock.now().as_second()).unwrap_or(Timestamp::UNIX_EPOCH);
+    let before = work.status.clone().unwrap_or_default();
+    let status = unrecorded(
+        &before,
+        work.metadata.generation.unwrap_or(0),
+        strategy,
+        message,
+        now,
+    );
+    if status != before {
+        write_status(works, &work.name_any(), &status)
+            .await
+            .map_err(ApplierError::Hub)?;
+    }
+    Ok(())
 }
 
 /// Writes a Work's status (the status subresource), replacing both lists.
@@ -531,5 +599,12 @@ mod tests {
             watched.map(|(group, kind)| (group.into_owned(), kind.into_owned())),
             pace::WATCHED_WORKLOADS.map(|(group, kind)| (group.to_owned(), kind.to_owned()))
         );
+    }
+
+    #[test]
+    fn retries_back_off_from_a_second_to_a_minute() {
+        let waits: Vec<u64> = (1..=9).map(|n| retry_after(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        assert_eq!(retry_after(u32::MAX), RETRY_MAX);
     }
 }

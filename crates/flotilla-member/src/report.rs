@@ -33,6 +33,12 @@ pub trait PriceSource: Send + Sync {
     /// Hourly price of one node of `instance_type` in `region` bought as `capacity_type`
     /// (`on-demand` or `spot`), if known.
     fn hourly_price(&self, instance_type: &str, region: &str, capacity_type: &str) -> Option<f64>;
+
+    /// Why the source has no prices at all (no table was given, or it cannot be read), if
+    /// so; the report then says this instead of naming the first unpriced node.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Resource figures of the whole cluster, as quantities by resource name (`cpu`, `memory`).
@@ -238,6 +244,9 @@ fn whole(amount: Option<i128>) -> Option<i64> {
 
 /// Summed hourly price of the nodes, or which node could not be priced.
 fn hourly_cost(nodes: &[Node], prices: &dyn PriceSource) -> Result<f64, String> {
+    if let Some(reason) = prices.unavailable() {
+        return Err(reason);
+    }
     let mut total = 0.0;
     for node in nodes {
         let name = node.metadata.name.as_deref().unwrap_or_default();

@@ -4,13 +4,17 @@
 //! - [`kubectl`]: the real kubectl pointed at a kubeconfig, with a private discovery cache;
 //! - [`RealCluster`]: a real Kubernetes cluster on loopback (etcd, kube-apiserver,
 //!   kube-controller-manager, kube-scheduler and kwok nodes) started by `tools/kube/cluster`,
-//!   stopped when dropped.
+//!   stopped when dropped;
+//! - [`InClusterProcess`]: a Deployment's container on a [`RealCluster`] run as a local
+//!   process with what its pod would get (kwok runs no containers).
 
 mod eventually;
+mod in_cluster;
 pub mod kubectl;
 mod real_cluster;
 
 pub use eventually::{eventually, eventually_async};
+pub use in_cluster::InClusterProcess;
 pub use real_cluster::{ClusterOptions, RealCluster};
 
 /// A kube-rs client from a kubeconfig file (its current context).

@@ -3,7 +3,8 @@
 //! `up` runs the whole system on one machine; `hub` runs the hub alone against a chosen store;
 //! `crds` prints the CustomResourceDefinitions and `controllers` runs the hub's controllers
 //! against any Kubernetes API server serving them; `bench` measures the store and API paths;
-//! `approve` and `status` are user conveniences for staged update runs; `updaterun` and `gate`
+//! `member` runs the member agent of a real cluster and `join` prints the manifests that run it
+//! inside the cluster; `approve` and `status` are user conveniences for staged update runs; `updaterun` and `gate`
 //! for cluster update runs.
 
 mod approve;
@@ -16,6 +17,7 @@ mod fleet_metrics;
 mod fleet_runner;
 mod gate;
 mod hub_clock;
+mod join;
 mod kubeconfig;
 mod leader;
 mod member;
@@ -61,6 +63,9 @@ enum Command {
     Hub(up::HubArgs),
     /// Run the member agent for a real cluster: join it to the hub and report its properties.
     Member(member::MemberArgs),
+    /// Print the manifests that run the member agent inside a member cluster:
+    /// `flotilla join NAME | kubectl --context NAME apply -f -`.
+    Join(join::JoinArgs),
     /// Print a kubeconfig: a new client-certificate user of the hub (`--user NAME --group G`),
     /// and/or one simulated member cluster reached through the hub.
     Kubeconfig(member::KubeconfigArgs),
@@ -147,6 +152,7 @@ fn main() -> Result<()> {
             runtime.block_on(member::run(args))
         }
         Command::Kubeconfig(args) => runtime.block_on(member::print_kubeconfig(args)),
+        Command::Join(args) => runtime.block_on(join::run(args)),
         Command::Token { what } => runtime.block_on(token::run(what)),
         Command::Preview(args) => runtime.block_on(preview::run(args)),
         Command::Approve(args) => runtime.block_on(approve::run(args)),

@@ -1,21 +1,28 @@
 //! `flotilla member`: the member agent for a real cluster, and `flotilla kubeconfig <member>`,
 //! a kubeconfig for one simulated member reached through the hub.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use flotilla_member::Agent;
+use flotilla_member::prices::{
+    CONFIG_MAP_KEY as PRICES_KEY, Followed, NoPrices, PriceFile, PriceTable,
+};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::{kubeconfig, prices::CatalogPrices};
+use crate::kubeconfig;
+
+/// Where a pod has its service account's token and CA.
+const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /// Arguments of `flotilla member`.
 #[derive(Debug, Args)]
 pub struct MemberArgs {
     /// The hub's URL, e.g. `https://hub.example.com:6443`.
-    #[arg(long)]
+    #[arg(long, env = "FLOTILLA_HUB_URL")]
     pub hub: String,
     /// Bearer token for the hub.
     #[arg(long, env = "FLOTILLA_HUB_TOKEN")]
@@ -23,9 +30,23 @@ pub struct MemberArgs {
     /// The member's name: its MemberCluster on the hub must already exist.
     #[arg(long)]
     pub name: String,
-    /// Kubeconfig of the member cluster (its current context is used).
+    /// Kubeconfig of the member cluster (its current context is used); without it, the
+    /// in-cluster configuration: the service account in `--service-account-dir` and the
+    /// `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` variables, as a pod has them.
     #[arg(long)]
-    pub kubeconfig: PathBuf,
+    pub kubeconfig: Option<PathBuf>,
+    /// Where the service account's `token` and `ca.crt` are mounted, for the in-cluster
+    /// configuration.
+    #[arg(long, default_value = SERVICE_ACCOUNT_DIR)]
+    pub service_account_dir: PathBuf,
+    /// A price table (YAML or JSON: `prices: [{instanceType, region, capacityType, hourly}]`)
+    /// for the member's cost properties.
+    #[arg(long, conflicts_with = "prices_configmap")]
+    pub prices: Option<PathBuf>,
+    /// A ConfigMap on the member, `NAMESPACE/NAME`, whose `prices.yaml` holds the price
+    /// table; followed as it changes.
+    #[arg(long)]
+    pub prices_configmap: Option<String>,
     /// CA certificate (PEM) the hub's serving certificate is checked against; default
     /// `.flotilla/ca.crt` when present.
     #[arg(long)]
@@ -52,8 +73,12 @@ pub async fn run(args: MemberArgs) -> Result<()> {
         &kubeconfig::Credentials::Token(args.token.clone()),
     ))
     .await?;
-    let member_config = Kubeconfig::read_from(&args.kubeconfig)
-        .with_context(|| format!("reading {}", args.kubeconfig.display()))?;
+    let member_config = match &args.kubeconfig {
+        Some(path) => {
+            Kubeconfig::read_from(path).with_context(|| format!("reading {}", path.display()))?
+        }
+        None => in_cluster(&args.service_account_dir)?,
+    };
     let member = kube::Client::try_from(
         kube::Config::from_custom_kubeconfig(member_config, &KubeConfigOptions::default())
             .await
@@ -87,18 +112,135 @@ pub async fn run(args: MemberArgs) -> Result<()> {
         args.hub
     );
     let _metrics = crate::metrics_server::serve(&args.metrics).await?;
+    let prices = price_source(&args, &member)?;
     let agent = Agent {
         name: args.name,
         hub,
         member,
         clock: Arc::new(flotilla_apiserver::SystemClock),
-        prices: Arc::new(CatalogPrices),
+        prices,
         overrides: Default::default(),
         provider: None,
     };
     tokio::select! {
         () = agent.run() => bail!("the hub closed the agent's watch"),
         () = crate::up::shutdown_signal() => Ok(()),
+    }
+}
+
+/// The in-cluster configuration as a kubeconfig, as client-go builds it: the API server at
+/// `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, the service account's CA
+/// and its token file (re-read as the kubelet rotates it), both from `dir`.
+fn in_cluster(dir: &Path) -> Result<Kubeconfig> {
+    let var = |name: &str| {
+        std::env::var(name).ok().filter(|v| !v.is_empty()).with_context(|| {
+            format!(
+                "no --kubeconfig, and {name} is not set: outside a cluster, pass the member's kubeconfig"
+            )
+        })
+    };
+    let host = var("KUBERNETES_SERVICE_HOST")?;
+    let port = var("KUBERNETES_SERVICE_PORT")?;
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    for file in ["token", "ca.crt"] {
+        let path = dir.join(file);
+        if !path.is_file() {
+            bail!(
+                "no --kubeconfig, and the service account's {file} is not at {} (pass --service-account-dir)",
+                path.display()
+            );
+        }
+    }
+    let path = |file: &str| dir.join(file).display().to_string();
+    Ok(Kubeconfig::from_yaml(&serde_json::to_string(
+        &serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "in-cluster", "cluster": {
+                "server": format!("https://{host}:{port}"),
+                "certificate-authority": path("ca.crt"),
+            }}],
+            "users": [{"name": "service-account", "user": {"tokenFile": path("token")}}],
+            "contexts": [{"name": "in-cluster", "context": {"cluster": "in-cluster", "user": "service-account"}}],
+            "current-context": "in-cluster",
+        }),
+    )?)?)
+}
+
+/// Where the agent's node prices come from: `--prices FILE`, `--prices-configmap` (followed
+/// on the member), or none, saying how to give some.
+fn price_source(
+    args: &MemberArgs,
+    member: &kube::Client,
+) -> Result<Arc<dyn flotilla_member::PriceSource>> {
+    if let Some(path) = &args.prices {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the price table {}", path.display()))?;
+        let table = parse_prices(&text)
+            .map_err(|e| anyhow::anyhow!("price table {}: {e}", path.display()))?;
+        return Ok(Arc::new(table));
+    }
+    if let Some(reference) = &args.prices_configmap {
+        let (namespace, name) = reference
+            .split_once('/')
+            .with_context(|| format!("--prices-configmap {reference:?} is not NAMESPACE/NAME"))?;
+        let followed = Followed::waiting(format!("reading ConfigMap {reference}"));
+        tokio::spawn(follow_prices(
+            member.clone(),
+            namespace.to_string(),
+            name.to_string(),
+            followed.clone(),
+        ));
+        return Ok(Arc::new(followed));
+    }
+    Ok(Arc::new(NoPrices {
+        reason: "no price table was given (flotilla member --prices FILE or --prices-configmap NAMESPACE/NAME)".into(),
+    }))
+}
+
+/// A price table's text (YAML or JSON), checked.
+fn parse_prices(text: &str) -> Result<PriceTable, String> {
+    let file: PriceFile = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    PriceTable::from_file(file)
+}
+
+/// Keeps `followed` at the table in ConfigMap `namespace/name` on the member, or why there is
+/// none (missing, no `prices.yaml`, not a valid table).
+async fn follow_prices(member: kube::Client, namespace: String, name: String, followed: Followed) {
+    use futures::StreamExt as _;
+    use kube::runtime::{WatchStreamExt as _, watcher};
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(member, &namespace);
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let mut events = Box::pin(watcher(api, config).default_backoff());
+    let mut seen = false;
+    while let Some(event) = events.next().await {
+        let reference = format!("ConfigMap {namespace}/{name}");
+        match event {
+            Ok(watcher::Event::Apply(cm) | watcher::Event::InitApply(cm)) => {
+                seen = true;
+                let table = match cm.data.as_ref().and_then(|d| d.get(PRICES_KEY)) {
+                    Some(text) => {
+                        parse_prices(text).map_err(|e| format!("{reference}: {PRICES_KEY}: {e}"))
+                    }
+                    None => Err(format!("{reference} has no {PRICES_KEY}")),
+                };
+                followed.set(table);
+            }
+            Ok(watcher::Event::Delete(_)) => {
+                seen = false;
+                followed.set(Err(format!("{reference} was deleted")));
+            }
+            Ok(watcher::Event::InitDone) if !seen => {
+                followed.set(Err(format!("{reference} does not exist")));
+            }
+            Ok(watcher::Event::Init) => seen = false,
+            Ok(_) => {}
+            Err(e) => followed.set(Err(format!("reading {reference}: {e}"))),
+        }
     }
 }
 

@@ -42,28 +42,9 @@ pub async fn run(command: TokenCommand) -> Result<()> {
 }
 
 async fn issue(args: TokenArgs) -> Result<()> {
-    validate_name(&args.member)?;
     let kubeconfig = crate::member::hub_kubeconfig_path(args.kubeconfig);
     let client = crate::member::hub_client(Some(kubeconfig.clone())).await?;
-    let namespace = bootstrap::member_namespace(&args.member);
-    let namespaces: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &ApiResource::erase::<k8s_openapi::api::core::v1::Namespace>(&()),
-    );
-    let ns: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
-    }))?;
-    match namespaces.create(&PostParams::default(), &ns).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(e)) if e.code == 409 => {}
-        Err(e) => return Err(e).context("creating the member's namespace"),
-    }
-    for obj in bootstrap::member_objects(&args.member) {
-        apply(&client, obj).await?;
-    }
-    let random: [u8; 32] = rand::random();
-    let token = member_tokens::token(&args.member, &random);
-    apply(&client, member_tokens::secret(&args.member, &token)).await?;
+    let token = issue_token(&client, &args.member).await?;
     println!("{token}");
     let (server, ca) = hub_of(&kubeconfig)?;
     let ca = ca
@@ -76,6 +57,32 @@ async fn issue(args: TokenArgs) -> Result<()> {
         args.member,
     );
     Ok(())
+}
+
+/// Issues (or rotates) member `member`'s token on the hub: its namespace, the RBAC that
+/// confines its agent to it, and the Secret holding the token's hash. Returns the token.
+pub async fn issue_token(client: &kube::Client, member: &str) -> Result<String> {
+    validate_name(member)?;
+    let namespace = bootstrap::member_namespace(member);
+    let namespaces: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Namespace>(&()),
+    );
+    let ns: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
+    }))?;
+    match namespaces.create(&PostParams::default(), &ns).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => return Err(e).context("creating the member's namespace"),
+    }
+    for obj in bootstrap::member_objects(member) {
+        apply(client, obj).await?;
+    }
+    let random: [u8; 32] = rand::random();
+    let token = member_tokens::token(member, &random);
+    apply(client, member_tokens::secret(member, &token)).await?;
+    Ok(token)
 }
 
 /// The hub's URL and a file holding its CA certificate, from the administrator's kubeconfig

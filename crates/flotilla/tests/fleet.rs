@@ -306,19 +306,15 @@ fn an_invalid_fleet_file_names_the_member_and_field() {
 #[test]
 fn flotilla_member_joins_a_real_cluster_over_https() {
     let hub = HubProcess::start();
-    // The "real" member cluster: another Flotilla API server, with two nodes created the way a
-    // kubelet would (object, then status).
-    let cluster = HubProcess::start();
-    for i in 0..2 {
-        let name = format!("real-node-{i}");
-        cluster.create(&format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels:\n    node.kubernetes.io/instance-type: Standard_D8s_v5\n    topology.kubernetes.io/region: eastus\n"
-        ));
-        cluster.kubectl_ok(&[
-            "patch", "node", &name, "--subresource=status", "--type=merge", "-p",
-            r#"{"status":{"capacity":{"cpu":"8","memory":"32Gi"},"allocatable":{"cpu":"7820m","memory":"30Gi"}}}"#,
-        ]);
-    }
+    // A real member cluster: kube-apiserver with two kwok nodes.
+    let cluster = flotilla_testkit::RealCluster::start_with(&flotilla_testkit::ClusterOptions {
+        nodes: 2,
+        node_labels: vec![
+            "node.kubernetes.io/instance-type=Standard_D8s_v5".into(),
+            "topology.kubernetes.io/region=eastus".into(),
+        ],
+        ..Default::default()
+    });
     hub.create(
         "apiVersion: cluster.kubernetes-fleet.io/v1\nkind: MemberCluster\nmetadata:\n  name: real-1\nspec:\n  identity: {kind: ServiceAccount, name: fleet-member-agent-real-1, namespace: fleet-system}\n  heartbeatPeriodSeconds: 5\n",
     );
@@ -382,7 +378,7 @@ fn flotilla_member_joins_a_real_cluster_over_https() {
         "-o",
         "jsonpath={.status.resourceUsage.allocatable.cpu}",
     ]);
-    assert_eq!(cpu, "15640m");
+    assert_eq!(cpu, "16");
     // Heartbeats keep coming every 5 s.
     let seen = |hub: &HubProcess| {
         hub.kubectl_ok(&[

@@ -48,5 +48,5 @@ pub use order::{Plan, Planned, PlannedWave, Wave, plan};
 pub use outcome::{Outcome, ProcessingResult};
 pub use ownership::AppliedWorkOwner;
 pub use pace::Pace;
-pub use status::{ManifestResult, applied_resources, work_status};
+pub use status::{ManifestResult, applied_resources, unrecorded, work_status};
 pub use strategy::Strategy;

@@ -128,6 +128,45 @@ pub fn work_status(
     }
 }
 
+/// The Work's status when the applier could not even record the Work on the member (its
+/// AppliedWork could not be read or created): nothing was applied, so the manifest entries
+/// go, and `Applied` (or `DiffReported` under ReportDiff) is False with reason
+/// [`NOT_RECORDED`] and `message`, which says why and what to do.
+pub fn unrecorded(
+    previous: &WorkStatus,
+    generation: i64,
+    strategy: Strategy,
+    message: String,
+    now: Timestamp,
+) -> WorkStatus {
+    let failed = if strategy.reports_diff_only() {
+        DIFF_REPORTED
+    } else {
+        APPLIED
+    };
+    let mut conditions = previous.conditions.clone();
+    for type_ in [APPLIED, AVAILABLE, DIFF_REPORTED]
+        .into_iter()
+        .filter(|t| *t != failed)
+    {
+        put(&mut conditions, type_, None, None, now);
+    }
+    put(
+        &mut conditions,
+        failed,
+        Some(condition(failed, "False", NOT_RECORDED, message)),
+        Some(generation),
+        now,
+    );
+    WorkStatus {
+        conditions,
+        manifest_conditions: Vec::new(),
+    }
+}
+
+/// Reason of a Work's failed condition when its AppliedWork could not be recorded.
+pub const NOT_RECORDED: &str = "AppliedWorkNotRecorded";
+
 /// What the AppliedWork records now: every applied manifest's identifier and object UID, and
 /// for a manifest not applied this time (drift, a refused apply, an API error), the object
 /// `previous` (the last record) had for it, so that the object is still found and removed

@@ -399,3 +399,34 @@ fn objects_not_applied_this_time_stay_recorded() {
         ]
     );
 }
+
+#[test]
+fn a_work_not_recorded_on_the_member_says_why_and_forgets_its_manifests() {
+    let previous = work_status(
+        &WorkStatus::default(),
+        1,
+        Strategy::default(),
+        &[applied(0, Availability::Available)],
+        t(0),
+    );
+    let status = unrecorded(&previous, 2, Strategy::default(), "no CRD".into(), t(5));
+    assert_eq!(
+        summary(&status.conditions),
+        [("Applied", "False", NOT_RECORDED, Some(2))]
+    );
+    assert_eq!(find(&status.conditions, "Applied").message, "no CRD");
+    assert!(status.manifest_conditions.is_empty());
+    // Still failing later: the transition time stays.
+    let later = unrecorded(&status, 2, Strategy::default(), "no CRD".into(), t(9));
+    assert_eq!(later, status);
+    // Under ReportDiff the failure is DiffReported's.
+    let report_diff = Strategy {
+        type_: ApplyStrategyType::ReportDiff,
+        ..Strategy::default()
+    };
+    let diff = unrecorded(&previous, 2, report_diff, "no CRD".into(), t(5));
+    assert_eq!(
+        summary(&diff.conditions),
+        [("DiffReported", "False", NOT_RECORDED, Some(2))]
+    );
+}
