@@ -2,13 +2,18 @@
 //! with. Issuing stores only the token's hash (a Secret in `fleet-system`), creates the
 //! member's namespace and the RBAC that confines its agent to it, and prints the token once;
 //! issuing again rotates it. Revoking deletes the Secret: the token stops working at once.
+//! On a hub that is a plain Kubernetes cluster the token is a ServiceAccount token instead
+//! ([`issue_token`]).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use flotilla_apiserver::auth::member_tokens;
 use flotilla_apiserver::rbac::bootstrap;
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -60,7 +65,10 @@ async fn issue(args: TokenArgs) -> Result<()> {
 }
 
 /// Issues (or rotates) member `member`'s token on the hub: its namespace, the RBAC that
-/// confines its agent to it, and the Secret holding the token's hash. Returns the token.
+/// confines its agent to it, and the token. On Flotilla's hub the token is a member token (the
+/// hub stores its hash in a Secret; revoking deletes it). A hub that is a plain Kubernetes
+/// cluster knows no member tokens: there the agent is the ServiceAccount [`HUB_AGENT`] of the
+/// member's namespace, and the token a TokenRequest for it valid for [`TOKEN_LIFETIME`].
 pub async fn issue_token(client: &kube::Client, member: &str) -> Result<String> {
     validate_name(member)?;
     let namespace = bootstrap::member_namespace(member);
@@ -76,6 +84,9 @@ pub async fn issue_token(client: &kube::Client, member: &str) -> Result<String> 
         Err(kube::Error::Api(e)) if e.code == 409 => {}
         Err(e) => return Err(e).context("creating the member's namespace"),
     }
+    if !is_flotilla_hub(client).await? {
+        return service_account_token(client, member, &namespace).await;
+    }
     for obj in bootstrap::member_objects(member) {
         apply(client, obj).await?;
     }
@@ -83,6 +94,53 @@ pub async fn issue_token(client: &kube::Client, member: &str) -> Result<String> 
     let token = member_tokens::token(member, &random);
     apply(client, member_tokens::secret(member, &token)).await?;
     Ok(token)
+}
+
+/// The member agent's ServiceAccount in its namespace on a hub that is a plain Kubernetes
+/// cluster.
+pub const HUB_AGENT: &str = "fleet-member-agent";
+/// How long a ServiceAccount token issued for an agent is valid (a year); `flotilla token
+/// issue` again (or `flotilla join`) issues a new one.
+pub const TOKEN_LIFETIME: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Whether the hub is Flotilla's own API server (its version says so), which authenticates
+/// member tokens.
+async fn is_flotilla_hub(client: &kube::Client) -> Result<bool> {
+    let version = client
+        .apiserver_version()
+        .await
+        .context("reaching the hub")?;
+    Ok(version.git_version.contains("-flotilla."))
+}
+
+/// The agent's ServiceAccount, its RBAC, and a TokenRequest for it.
+async fn service_account_token(
+    client: &kube::Client,
+    member: &str,
+    namespace: &str,
+) -> Result<String> {
+    apply(
+        client,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": HUB_AGENT, "namespace": namespace}}),
+    )
+    .await?;
+    let subject = json!([{"kind": "ServiceAccount", "name": HUB_AGENT, "namespace": namespace}]);
+    for obj in bootstrap::member_objects_for(member, subject) {
+        apply(client, obj).await?;
+    }
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let request: TokenRequest = serde_json::from_value(json!({
+        "spec": {"audiences": [], "expirationSeconds": TOKEN_LIFETIME.as_secs()}
+    }))?;
+    let issued = accounts
+        .create_token_request(HUB_AGENT, &PostParams::default(), &request)
+        .await
+        .context("requesting a token for the agent's ServiceAccount")?;
+    issued
+        .status
+        .and_then(|s| s.token)
+        .context("the hub issued no token for the agent's ServiceAccount")
 }
 
 /// The hub's URL and a file holding its CA certificate, from the administrator's kubeconfig
@@ -132,23 +190,34 @@ fn shell_word(word: &str) -> String {
 
 async fn revoke(args: TokenArgs) -> Result<()> {
     let client = crate::member::hub_client(args.kubeconfig).await?;
-    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-        Api::namespaced(client, member_tokens::TOKEN_NAMESPACE);
-    match secrets
-        .delete(
-            &member_tokens::secret_name(&args.member),
-            &DeleteParams::default(),
-        )
-        .await
-    {
-        Ok(_) => {
+    let deleted = if is_flotilla_hub(&client).await? {
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(client, member_tokens::TOKEN_NAMESPACE);
+        secrets
+            .delete(
+                &member_tokens::secret_name(&args.member),
+                &DeleteParams::default(),
+            )
+            .await
+            .map(drop)
+    } else {
+        // Deleting the ServiceAccount invalidates every token issued for it.
+        let accounts: Api<ServiceAccount> =
+            Api::namespaced(client, &bootstrap::member_namespace(&args.member));
+        accounts
+            .delete(HUB_AGENT, &DeleteParams::default())
+            .await
+            .map(drop)
+    };
+    match deleted {
+        Ok(()) => {
             eprintln!("Token of member {:?} revoked.", args.member);
             Ok(())
         }
         Err(kube::Error::Api(e)) if e.code == 404 => {
             bail!("member {:?} has no token to revoke", args.member)
         }
-        Err(e) => Err(e).context("deleting the token Secret"),
+        Err(e) => Err(e).context("revoking the member's token"),
     }
 }
 

@@ -1,12 +1,12 @@
-//! Bring your own hub: Flotilla's controllers against an API server that serves only the core
-//! Kubernetes kinds until `flotilla crds | kubectl apply -f -` installs Flotilla's, with real
-//! processes and the real kubectl.
+//! Bring your own hub: Flotilla's controllers against a real kube-apiserver that serves only
+//! the Kubernetes kinds until `flotilla crds | kubectl apply -f -` installs Flotilla's, with
+//! real processes and the real kubectl.
 //!
-//! The "foreign" API server is `flotilla hub --no-fleet-kinds` (the generic engine with the
-//! core kinds only, running no controllers): Flotilla's kinds reach it as user CRDs, exactly as
-//! they would reach a kube-apiserver, and `flotilla controllers --kubeconfig` drives them over
-//! HTTPS. Several `flotilla controllers` elect one leader through the Lease
-//! `fleet-system/flotilla-controllers`.
+//! The hub is a real cluster from `tools/kube/cluster` (kube-apiserver, controller-manager,
+//! scheduler, one kwok node): Flotilla's kinds reach it as CRDs, and `flotilla controllers
+//! --kubeconfig` drives them over HTTPS; a real member cluster joins it through `flotilla
+//! member` and receives what is placed. Several `flotilla controllers` elect one leader through
+//! the Lease `fleet-system/flotilla-controllers`; `flotilla hub` does the same with its own.
 
 mod common;
 
@@ -16,26 +16,43 @@ use std::time::{Duration, Instant};
 
 use common::eventually;
 use common::logged::LoggedChild;
+use flotilla_testkit::RealCluster;
 use serde_json::Value;
 
-/// A `flotilla hub` process on a free port.
+/// The hub's API server.
+enum Server {
+    /// A real kube-apiserver.
+    Real(RealCluster),
+    /// A `flotilla hub` process and its data directory.
+    Flotilla {
+        child: Child,
+        dir: tempfile::TempDir,
+    },
+}
+
+/// A hub API server and a kubectl discovery cache for it.
 struct CoreHub {
-    child: Child,
-    dir: tempfile::TempDir,
+    server: Server,
+    kubeconfig: PathBuf,
     cache: tempfile::TempDir,
 }
 
 impl CoreHub {
-    /// `flotilla hub --store memory: --no-fleet-kinds`: core kinds only, no controllers.
+    /// A real kube-apiserver: the Kubernetes kinds only, no fleet controllers.
     fn start() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        Self::start_in(dir, &["--store", "memory:", "--no-fleet-kinds"])
+        let cluster = RealCluster::start();
+        Self {
+            kubeconfig: cluster.kubeconfig(),
+            server: Server::Real(cluster),
+            cache: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     /// `flotilla hub ARGS` with `dir` as its data directory.
     fn start_in(dir: tempfile::TempDir, args: &[&str]) -> Self {
         let cache = tempfile::tempdir().expect("tempdir");
-        let _ = std::fs::remove_file(dir.path().join("kubeconfig"));
+        let kubeconfig = dir.path().join("kubeconfig");
+        let _ = std::fs::remove_file(&kubeconfig);
         let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .arg("hub")
             .args(args)
@@ -46,9 +63,13 @@ impl CoreHub {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn flotilla hub");
-        let mut hub = Self { child, dir, cache };
+        let mut hub = Self {
+            server: Server::Flotilla { child, dir },
+            kubeconfig,
+            cache,
+        };
         eventually("the hub's kubeconfig", 60, || {
-            if let Ok(Some(status)) = hub.child.try_wait() {
+            if let Ok(Some(status)) = hub.child().try_wait() {
                 panic!("flotilla hub exited early: {status}");
             }
             hub.kubeconfig().exists().then_some(())
@@ -62,8 +83,34 @@ impl CoreHub {
         hub
     }
 
+    /// The real kube-apiserver hub.
+    fn real(&self) -> &RealCluster {
+        match &self.server {
+            Server::Real(cluster) => cluster,
+            Server::Flotilla { .. } => panic!("a flotilla hub, not a real kube-apiserver"),
+        }
+    }
+
+    /// The `flotilla hub` process.
+    fn child(&mut self) -> &mut Child {
+        match &mut self.server {
+            Server::Flotilla { child, .. } => child,
+            Server::Real(_) => panic!("a real kube-apiserver hub has no flotilla process"),
+        }
+    }
+
+    /// The `flotilla hub` process's data directory, taken (a fresh one left in its place).
+    fn take_dir(&mut self) -> tempfile::TempDir {
+        match &mut self.server {
+            Server::Flotilla { dir, .. } => {
+                std::mem::replace(dir, tempfile::tempdir().expect("tempdir"))
+            }
+            Server::Real(_) => panic!("a real kube-apiserver hub has no data directory"),
+        }
+    }
+
     fn kubeconfig(&self) -> PathBuf {
-        self.dir.path().join("kubeconfig")
+        self.kubeconfig.clone()
     }
 
     fn kubectl_with(&self, args: &[&str], stdin: &str) -> Output {
@@ -161,8 +208,10 @@ fn terminate(child: &mut Child) -> std::process::ExitStatus {
 
 impl Drop for CoreHub {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Server::Flotilla { child, .. } = &mut self.server {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -302,6 +351,93 @@ fn controllers_work_through_crds_on_a_plain_api_server() {
         "{crp}"
     );
 
+    // A real member cluster joins this hub through `flotilla member` with the token `flotilla
+    // token issue` gives it: on a plain Kubernetes hub, a ServiceAccount token confined to
+    // the member's namespace and MemberCluster.
+    let issued = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["token", "issue", "alpha", "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla token issue");
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    let token = String::from_utf8(issued.stdout).unwrap().trim().to_string();
+    let as_agent = |args: &[&str]| {
+        let mut all = vec!["--token", &token];
+        all.extend_from_slice(args);
+        hub.kubectl(&all)
+    };
+    assert!(
+        as_agent(&["get", "membercluster", "alpha"])
+            .status
+            .success()
+    );
+    assert!(
+        as_agent(&["get", "works", "-n", "fleet-member-alpha"])
+            .status
+            .success()
+    );
+    let refused = as_agent(&["get", "secrets", "-n", "kube-system"]);
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("Forbidden"),
+        "{refused:?}"
+    );
+    let member = RealCluster::start();
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    agent
+        .args([
+            "--log-json",
+            "member",
+            "--name",
+            "alpha",
+            "--hub",
+            &hub.real().server(),
+        ])
+        .args(["--token", &token, "--hub-ca"])
+        .arg(hub.real().ca())
+        .arg("--kubeconfig")
+        .arg(member.kubeconfig())
+        .args(["--metrics-bind-address", "0"])
+        .env("RUST_LOG", "info")
+        .env_remove("KUBECONFIG");
+    let _agent = LoggedChild::spawn(agent);
+    eventually("alpha joined", 60, || {
+        (condition(&hub, &["membercluster", "alpha"], "Joined").as_deref() == Some("True"))
+            .then_some(())
+    });
+    eventually("namespace app on the member", 120, || {
+        member
+            .kubectl(&["get", "namespace", "app"])
+            .status
+            .success()
+            .then_some(())
+    });
+    eventually("the CRP available", 120, || {
+        (condition(&hub, &["crp", "app"], "ClusterResourcePlacementAvailable").as_deref()
+            == Some("True"))
+        .then_some(())
+    });
+    // Revoking deletes the ServiceAccount: its tokens stop working.
+    let revoked = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["token", "revoke", "alpha", "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla token revoke");
+    assert!(
+        revoked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revoked.stderr)
+    );
+    eventually("the revoked token refused", 30, || {
+        let out = as_agent(&["get", "membercluster", "alpha"]);
+        String::from_utf8_lossy(&out.stderr)
+            .contains("Unauthorized")
+            .then_some(())
+    });
+
     // The controllers' metrics, on their own metrics server: reconciles counted per
     // controller, their queues, and the fleet gauges.
     let url = eventually("the metrics address logged", 30, || {
@@ -321,8 +457,7 @@ fn controllers_work_through_crds_on_a_plain_api_server() {
             .filter(|n| *n >= 1.0)
     });
     eventually("the member counted by its conditions", 30, || {
-        metric(r#"flotilla_member_clusters{joined="Unknown",healthy="Unknown"}"#)
-            .filter(|n| *n == 1.0)
+        metric(r#"flotilla_member_clusters{joined="True",healthy="True"}"#).filter(|n| *n == 1.0)
     });
     assert!(metric(r#"workqueue_depth{name="clusterresourceplacement"}"#).is_some());
     assert!(
@@ -410,9 +545,9 @@ fn hub_runs_its_controllers_under_the_lease_and_releases_it() {
     // A clean stop releases the lease (15 s by default): a new replica over the same store
     // takes it over at once.
     let stopped = Instant::now();
-    let status = terminate(&mut hub.child);
+    let status = terminate(hub.child());
     assert!(status.success(), "the hub exits cleanly: {status}");
-    let dir = std::mem::replace(&mut hub.dir, tempfile::tempdir().expect("tempdir"));
+    let dir = hub.take_dir();
     drop(hub);
     let hub = CoreHub::start_in(dir, &["--store", &store]);
     let (second, transitions) = eventually("the new replica leading", 30, || {

@@ -143,14 +143,24 @@ pub fn member_namespace(member: &str) -> String {
     format!("fleet-member-{member}")
 }
 
-/// The RBAC objects that let `member`'s agent do its job and nothing more.
+/// The RBAC objects that let `member`'s agent, authenticated by its member token, do its job
+/// and nothing more.
 pub fn member_objects(member: &str) -> Vec<Value> {
+    member_objects_for(
+        member,
+        json!([{
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "User",
+            "name": member_tokens::user_name(member),
+        }]),
+    )
+}
+
+/// The same RBAC objects for the agent as `subjects` (on a hub that is a plain Kubernetes
+/// cluster, the agent's ServiceAccount there).
+pub fn member_objects_for(member: &str, subjects: Value) -> Vec<Value> {
     let name = format!("fleet-member-{member}");
-    let user = json!([{
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "User",
-        "name": member_tokens::user_name(member),
-    }]);
+    let user = subjects;
     let namespace = member_namespace(member);
     vec![
         cluster_role(
