@@ -1,0 +1,362 @@
+//! Seed 001 and seed 004 on three real clusters (kube-apiserver, controller-manager, scheduler
+//! and kwok nodes from `tools/kube/cluster`), each joined by `flotilla member` with a price
+//! table: properties from the real nodes, PickN by cost, a per-cluster override, drift
+//! corrected, a staged update run with a timed wait and an approval, an eviction under a
+//! disruption budget, and leaving.
+
+mod common;
+
+use std::process::Command;
+
+use common::logged::LoggedChild;
+use common::{HubProcess, current_condition, eventually, get_json};
+use flotilla_testkit::{ClusterOptions, RealCluster};
+
+/// A real member cluster and its agent.
+struct Member {
+    name: &'static str,
+    cluster: RealCluster,
+    _agent: LoggedChild,
+}
+
+/// Hourly prices of the three clusters' one 8-core node: 0.1, 0.2 and 1.0 a core, as seed
+/// 001's cost table.
+const PRICES: &str = "prices:
+- {instanceType: seed.small, hourly: 0.8}
+- {instanceType: seed.medium, hourly: 1.6}
+- {instanceType: seed.large, hourly: 8.0}
+";
+
+/// Starts cluster `name` (one node of `instance_type`), declares its MemberCluster with
+/// `environment` and joins it with `flotilla member` and the price table.
+fn join(hub: &HubProcess, name: &'static str, instance_type: &str, environment: &str) -> Member {
+    let cluster = RealCluster::start_with(&ClusterOptions {
+        nodes: 1,
+        node_labels: vec![
+            format!("node.kubernetes.io/instance-type={instance_type}"),
+            "topology.kubernetes.io/region=eastus".into(),
+        ],
+        ..ClusterOptions::default()
+    });
+    hub.create(&format!(
+        "apiVersion: cluster.kubernetes-fleet.io/v1
+kind: MemberCluster
+metadata:
+  name: {name}
+  labels: {{environment: {environment}, name: {name}}}
+spec:
+  identity: {{kind: ServiceAccount, name: fleet-member-agent, namespace: fleet-system}}
+  heartbeatPeriodSeconds: 5
+"
+    ));
+    let issued = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["token", "issue", name, "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla token issue");
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    let token = String::from_utf8(issued.stdout).unwrap();
+    let prices = hub.dir().join("prices.yaml");
+    std::fs::write(&prices, PRICES).unwrap();
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    agent
+        .args([
+            "--log-json",
+            "member",
+            "--name",
+            name,
+            "--hub",
+            &hub.server(),
+        ])
+        .args(["--token", token.trim(), "--hub-ca"])
+        .arg(hub.dir().join("ca.crt"))
+        .arg("--kubeconfig")
+        .arg(cluster.kubeconfig())
+        .arg("--prices")
+        .arg(&prices)
+        .args(["--metrics-bind-address", "0"])
+        .env("RUST_LOG", "info")
+        .env_remove("KUBECONFIG");
+    Member {
+        name,
+        cluster,
+        _agent: LoggedChild::spawn(agent),
+    }
+}
+
+/// Waits until condition `type_` of `kubectl get TARGET` is True for the object's generation;
+/// on timeout, panics with the object.
+fn wait_true(hub: &HubProcess, target: &[&str], type_: &str, secs: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while current_condition(hub, target, type_).as_deref() != Some("True") {
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "{target:?} not {type_} within {secs} s: {:#}",
+                get_json(hub, target)["status"]
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// Whether `kubectl get ARGS` finds the object on `member`.
+fn has(member: &Member, args: &[&str]) -> bool {
+    let mut all = vec!["get"];
+    all.extend_from_slice(args);
+    member.cluster.kubectl(&all).status.success()
+}
+
+const NAMESPACE: &str = "apiVersion: v1
+kind: Namespace
+metadata: {name: test-namespace, labels: {app: test}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: test-namespace, labels: {app: test}}
+data: {greeting: hello}
+";
+
+const OVERRIDE: &str = "apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourceOverride
+metadata: {name: smartfish-tier}
+spec:
+  clusterResourceSelectors:
+  - {group: '', kind: Namespace, version: v1, name: test-namespace}
+  policy:
+    overrideRules:
+    - clusterSelector:
+        clusterSelectorTerms:
+        - labelSelector: {matchLabels: {name: smartfish}}
+      jsonPatchOverrides:
+      - {op: add, path: /metadata/labels/tier, value: fast}
+";
+
+const STAGED: &str = "apiVersion: v1
+kind: Namespace
+metadata: {name: staged}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata: {name: staged}
+spec:
+  resourceSelectors:
+  - {group: '', kind: Namespace, version: v1, name: staged}
+  policy: {placementType: PickAll}
+  strategy: {type: External}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateStrategy
+metadata: {name: three-stages}
+spec:
+  stages:
+  - name: staging
+    labelSelector: {matchLabels: {environment: staging}}
+    afterStageTasks:
+    - {type: TimedWait, waitTime: 5s}
+  - name: canary
+    labelSelector: {matchLabels: {environment: canary}}
+    afterStageTasks:
+    - {type: Approval}
+  - name: production
+    labelSelector: {matchLabels: {environment: production}}
+";
+
+const RUN: &str = "apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata: {name: staged-run}
+spec:
+  placementName: staged
+  resourceSnapshotIndex: '0'
+  stagedRolloutStrategyName: three-stages
+";
+
+#[test]
+fn seeds_001_and_004_on_three_real_clusters() {
+    let hub = HubProcess::start();
+    let fleet = [
+        join(&hub, "jumpingcat", "seed.small", "staging"),
+        join(&hub, "smartfish", "seed.medium", "canary"),
+        join(&hub, "bravelion", "seed.large", "production"),
+    ];
+    let [jumpingcat, smartfish, bravelion] = &fleet;
+
+    // Properties from each cluster's real node, cost from the price table.
+    for (member, cost) in [
+        (jumpingcat, "0.100"),
+        (smartfish, "0.200"),
+        (bravelion, "1.000"),
+    ] {
+        let reported = eventually(&format!("{} reports its cost", member.name), 60, || {
+            let mc = get_json(&hub, &["membercluster", member.name]);
+            let value =
+                &mc["status"]["properties"]["kubernetes.azure.com/per-cpu-core-cost"]["value"];
+            value.as_str().map(str::to_string)
+        });
+        assert_eq!(reported, cost, "{}", member.name);
+        let mc = get_json(&hub, &["membercluster", member.name]);
+        assert_eq!(
+            mc["status"]["properties"]["kubernetes-fleet.io/node-count"]["value"],
+            "1"
+        );
+        assert_eq!(mc["status"]["resourceUsage"]["allocatable"]["cpu"], "8");
+    }
+
+    // Seed 001: PickN 2 by cost per core, ascending: jumpingcat and smartfish.
+    hub.kubectl_stdin(&["apply", "-f", "-"], NAMESPACE);
+    hub.create(OVERRIDE);
+    let crp =
+        std::fs::read_to_string(common::examples_dir().join("crp-pickn-cpu-cost.yaml")).unwrap();
+    hub.create(&crp);
+    wait_true(
+        &hub,
+        &["crp", "crp"],
+        "ClusterResourcePlacementAvailable",
+        120,
+    );
+    let placed: Vec<bool> = fleet
+        .iter()
+        .map(|m| has(m, &["configmap", "settings", "-n", "test-namespace"]))
+        .collect();
+    assert_eq!(
+        placed,
+        [true, true, false],
+        "jumpingcat and smartfish, not bravelion"
+    );
+    // The override reached smartfish only.
+    let tier = |m: &Member| {
+        m.cluster.kubectl_ok(&[
+            "get",
+            "namespace",
+            "test-namespace",
+            "-o",
+            "jsonpath={.metadata.labels.tier}",
+        ])
+    };
+    assert_eq!(tier(smartfish), "fast");
+    assert_eq!(tier(jumpingcat), "");
+
+    // Drift on a member is put right by the next apply (whenToApply: Always).
+    jumpingcat.cluster.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "settings",
+        "-n",
+        "test-namespace",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"greeting":"edited"}}"#,
+    ]);
+    eventually("the drift corrected", 120, || {
+        let greeting = jumpingcat.cluster.kubectl_ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "test-namespace",
+            "-o",
+            "jsonpath={.data.greeting}",
+        ]);
+        (greeting == "hello").then_some(())
+    });
+
+    // An eviction under a budget that allows none is refused and says why; without the
+    // budget it is carried out.
+    hub.create(
+        "apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementDisruptionBudget
+metadata: {name: crp}
+spec: {minAvailable: 2}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementEviction
+metadata: {name: evict-smartfish}
+spec: {placementName: crp, clusterName: smartfish}
+",
+    );
+    let verdict = eventually("the eviction judged", 60, || {
+        let out = hub.kubectl_ok(&[
+            "get", "crpe", "evict-smartfish", "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="Executed")].status} {.status.conditions[?(@.type=="Executed")].message}"#,
+        ]);
+        (!out.trim().is_empty()).then_some(out)
+    });
+    assert!(verdict.starts_with("False "), "{verdict}");
+    assert!(verdict.contains("minAvailable 2"), "{verdict}");
+    assert!(has(
+        smartfish,
+        &["configmap", "settings", "-n", "test-namespace"]
+    ));
+    hub.kubectl_ok(&["delete", "crpdb", "crp"]);
+    hub.create(
+        "apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementEviction
+metadata: {name: evict-smartfish-again}
+spec: {placementName: crp, clusterName: smartfish}
+",
+    );
+    eventually("the eviction executed", 60, || {
+        (hub.kubectl_ok(&[
+            "get",
+            "crpe",
+            "evict-smartfish-again",
+            "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="Executed")].status}"#,
+        ]) == "True")
+            .then_some(())
+    });
+
+    // Seed 004: a staged run across the three: staging, a timed wait, canary, an approval,
+    // production.
+    hub.kubectl_stdin(&["apply", "-f", "-"], STAGED);
+    hub.create(RUN);
+    eventually("staging rolled out", 120, || {
+        has(jumpingcat, &["namespace", "staged"]).then_some(())
+    });
+    assert!(
+        !has(bravelion, &["namespace", "staged"]),
+        "production waits"
+    );
+    eventually("canary rolled out after the wait", 120, || {
+        has(smartfish, &["namespace", "staged"]).then_some(())
+    });
+    let request = eventually("the approval requested", 120, || {
+        let out = hub.kubectl_ok(&["get", "clusterapprovalrequests", "-o", "name"]);
+        out.lines().next().map(str::to_string)
+    });
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !has(bravelion, &["namespace", "staged"]),
+        "production waits for the approval"
+    );
+    let name = request.trim_start_matches("clusterapprovalrequest.placement.kubernetes-fleet.io/");
+    let approved = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["approve", name, "--kubeconfig"])
+        .arg(hub.kubeconfig())
+        .output()
+        .expect("flotilla approve");
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    eventually("production rolled out", 120, || {
+        has(bravelion, &["namespace", "staged"]).then_some(())
+    });
+    wait_true(&hub, &["csur", "staged-run"], "Succeeded", 120);
+
+    // Leaving removes everything placed from each member.
+    for member in &fleet {
+        hub.kubectl_ok(&["delete", "membercluster", member.name, "--timeout=120s"]);
+    }
+    for member in &fleet {
+        eventually(&format!("{} emptied", member.name), 120, || {
+            (!has(member, &["namespace", "staged"])
+                && !has(member, &["namespace", "test-namespace"]))
+            .then_some(())
+        });
+    }
+}
