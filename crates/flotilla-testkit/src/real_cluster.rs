@@ -114,6 +114,23 @@ impl RealCluster {
         kubectl::run_with_stdin(self.kubectl_cmd(args), stdin)
     }
 
+    /// Kills `component` (`kube-apiserver`, `etcd`, …) as a crash would and starts it again
+    /// with the same command line; returns once kube-apiserver answers again.
+    pub fn restart(&self, component: &str) {
+        let out = Command::new(script())
+            .arg("restart")
+            .arg(self.dir.path())
+            .arg(component)
+            .output()
+            .expect("run tools/kube/cluster restart");
+        assert!(
+            out.status.success(),
+            "tools/kube/cluster restart {component} failed:\n{}\nlogs: {}",
+            String::from_utf8_lossy(&out.stderr),
+            self.logs()
+        );
+    }
+
     /// A kube-rs client with the admin kubeconfig.
     pub async fn client(&self) -> kube::Client {
         crate::kube_client(&self.kubeconfig()).await

@@ -1,7 +1,7 @@
 //! Seed 001 and seed 004 on three real clusters (kube-apiserver, controller-manager, scheduler
 //! and kwok nodes from `tools/kube/cluster`), each joined by `flotilla member` with a price
 //! table: properties from the real nodes, PickN by cost, a per-cluster override, drift
-//! corrected, a staged update run with a timed wait and an approval, an eviction under a
+//! corrected, a member's kube-apiserver crashing mid-rollout, a staged update run with a timed wait and an approval, an eviction under a
 //! disruption budget, and leaving.
 
 mod common;
@@ -262,6 +262,42 @@ fn seeds_001_and_004_on_three_real_clusters() {
         ]);
         (greeting == "hello").then_some(())
     });
+
+    // smartfish's kube-apiserver crashes and comes back while a change rolls out: the
+    // placement converges, and nothing is applied twice.
+    let extra = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: extra, namespace: test-namespace, labels: {app: test}}
+data: {added: later}
+";
+    hub.kubectl_stdin(&["apply", "-f", "-"], extra);
+    smartfish.cluster.restart("kube-apiserver");
+    for member in [jumpingcat, smartfish] {
+        eventually(&format!("the change on {}", member.name), 120, || {
+            has(member, &["configmap", "extra", "-n", "test-namespace"]).then_some(())
+        });
+    }
+    wait_true(
+        &hub,
+        &["crp", "crp"],
+        "ClusterResourcePlacementAvailable",
+        120,
+    );
+    let works = smartfish
+        .cluster
+        .kubectl_ok(&["get", "appliedworks", "-o", "name"]);
+    assert_eq!(works.lines().count(), 1, "{works}");
+    let maps = smartfish.cluster.kubectl_ok(&[
+        "get",
+        "configmaps",
+        "-n",
+        "test-namespace",
+        "-l",
+        "app=test",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(maps.lines().count(), 2, "{maps}");
 
     // An eviction under a budget that allows none is refused and says why; without the
     // budget it is carried out.
