@@ -1,16 +1,131 @@
 //! Seed 001 and seed 004 on three real clusters (kube-apiserver, controller-manager, scheduler
 //! and kwok nodes from `tools/kube/cluster`), each joined by `flotilla member` with a price
 //! table: properties from the real nodes, PickN by cost, a per-cluster override, drift
-//! corrected, a member's kube-apiserver crashing mid-rollout, a staged update run with a timed wait and an approval, an eviction under a
-//! disruption budget, and leaving.
+//! corrected, a member's kube-apiserver crashing mid-rollout, an eviction under a disruption
+//! budget, a staged update run with a timed wait and an approval, and leaving. Each runs twice:
+//! with Flotilla's hub (`flotilla up`), and with a real kube-apiserver as the hub (Flotilla's
+//! CRDs installed, `flotilla controllers` against it).
 
 mod common;
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
 use common::logged::LoggedChild;
-use common::{HubProcess, current_condition, eventually, get_json};
+use common::{HubProcess, eventually};
 use flotilla_testkit::{ClusterOptions, RealCluster};
+use serde_json::Value;
+
+/// The hub: Flotilla's own (`flotilla up`), or a real kube-apiserver with Flotilla's CRDs
+/// (`flotilla crds | kubectl apply -f -`) and `flotilla controllers`.
+enum Hub {
+    Flotilla(HubProcess),
+    Kubernetes {
+        cluster: RealCluster,
+        _controllers: LoggedChild,
+    },
+}
+
+impl Hub {
+    /// A real kube-apiserver with Flotilla's CRDs and its controllers running against it.
+    fn kubernetes() -> Hub {
+        let cluster = RealCluster::start();
+        let crds = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("crds")
+            .output()
+            .expect("flotilla crds");
+        let applied = cluster.kubectl_stdin(
+            &["apply", "-f", "-"],
+            &String::from_utf8_lossy(&crds.stdout),
+        );
+        assert!(
+            applied.status.success(),
+            "{}",
+            String::from_utf8_lossy(&applied.stderr)
+        );
+        eventually("the fleet kinds served", 30, || {
+            cluster
+                .kubectl(&["get", "memberclusters"])
+                .status
+                .success()
+                .then_some(())
+        });
+        let mut controllers = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+        controllers
+            .args(["controllers", "--log-json", "--kubeconfig"])
+            .arg(cluster.kubeconfig())
+            .args(["--metrics-bind-address", "0"])
+            .env("RUST_LOG", "info")
+            .env_remove("KUBECONFIG");
+        Hub::Kubernetes {
+            _controllers: LoggedChild::spawn(controllers),
+            cluster,
+        }
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        match self {
+            Hub::Flotilla(hub) => hub.kubeconfig(),
+            Hub::Kubernetes { cluster, .. } => cluster.kubeconfig(),
+        }
+    }
+
+    fn server(&self) -> String {
+        match self {
+            Hub::Flotilla(hub) => hub.server(),
+            Hub::Kubernetes { cluster, .. } => cluster.server(),
+        }
+    }
+
+    /// The hub's CA certificate.
+    fn ca(&self) -> PathBuf {
+        match self {
+            Hub::Flotilla(hub) => hub.dir().join("ca.crt"),
+            Hub::Kubernetes { cluster, .. } => cluster.ca(),
+        }
+    }
+
+    fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        match self {
+            Hub::Flotilla(hub) => hub.kubectl_stdin(args, stdin),
+            Hub::Kubernetes { cluster, .. } => cluster.kubectl_stdin(args, stdin),
+        }
+    }
+
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl_stdin(args, "");
+        flotilla_testkit::kubectl::ok(args, out)
+    }
+
+    /// `kubectl apply -f -` of YAML documents, asserting success.
+    fn apply(&self, yaml: &str) {
+        let out = self.kubectl_stdin(&["apply", "-f", "-"], yaml);
+        assert!(
+            out.status.success(),
+            "apply failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn get_json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend(["-o", "json"]);
+        serde_json::from_str(&self.kubectl_ok(&all)).expect("kubectl prints JSON")
+    }
+
+    /// The status of condition `type_` of `kubectl get TARGET`, if observed for the object's
+    /// current generation.
+    fn condition(&self, target: &[&str], type_: &str) -> Option<String> {
+        let object = self.get_json(target);
+        let generation = object["metadata"]["generation"].as_i64();
+        object["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == type_ && c["observedGeneration"].as_i64() == generation)
+            .and_then(|c| c["status"].as_str().map(str::to_string))
+    }
+}
 
 /// A real member cluster and its agent.
 struct Member {
@@ -29,7 +144,13 @@ const PRICES: &str = "prices:
 
 /// Starts cluster `name` (one node of `instance_type`), declares its MemberCluster with
 /// `environment` and joins it with `flotilla member` and the price table.
-fn join(hub: &HubProcess, name: &'static str, instance_type: &str, environment: &str) -> Member {
+fn join(
+    hub: &Hub,
+    prices: &std::path::Path,
+    name: &'static str,
+    instance_type: &str,
+    environment: &str,
+) -> Member {
     let cluster = RealCluster::start_with(&ClusterOptions {
         nodes: 1,
         node_labels: vec![
@@ -38,7 +159,7 @@ fn join(hub: &HubProcess, name: &'static str, instance_type: &str, environment: 
         ],
         ..ClusterOptions::default()
     });
-    hub.create(&format!(
+    hub.apply(&format!(
         "apiVersion: cluster.kubernetes-fleet.io/v1
 kind: MemberCluster
 metadata:
@@ -60,8 +181,6 @@ spec:
         String::from_utf8_lossy(&issued.stderr)
     );
     let token = String::from_utf8(issued.stdout).unwrap();
-    let prices = hub.dir().join("prices.yaml");
-    std::fs::write(&prices, PRICES).unwrap();
     let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
     agent
         .args([
@@ -73,11 +192,11 @@ spec:
             &hub.server(),
         ])
         .args(["--token", token.trim(), "--hub-ca"])
-        .arg(hub.dir().join("ca.crt"))
+        .arg(hub.ca())
         .arg("--kubeconfig")
         .arg(cluster.kubeconfig())
         .arg("--prices")
-        .arg(&prices)
+        .arg(prices)
         .args(["--metrics-bind-address", "0"])
         .env("RUST_LOG", "info")
         .env_remove("KUBECONFIG");
@@ -90,13 +209,13 @@ spec:
 
 /// Waits until condition `type_` of `kubectl get TARGET` is True for the object's generation;
 /// on timeout, panics with the object.
-fn wait_true(hub: &HubProcess, target: &[&str], type_: &str, secs: u64) {
+fn wait_true(hub: &Hub, target: &[&str], type_: &str, secs: u64) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while current_condition(hub, target, type_).as_deref() != Some("True") {
+    while hub.condition(target, type_).as_deref() != Some("True") {
         if std::time::Instant::now() > deadline {
             panic!(
                 "{target:?} not {type_} within {secs} s: {:#}",
-                get_json(hub, target)["status"]
+                hub.get_json(target)["status"]
             );
         }
         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -175,12 +294,23 @@ spec:
 ";
 
 #[test]
-fn seeds_001_and_004_on_three_real_clusters() {
-    let hub = HubProcess::start();
+fn seeds_001_and_004_on_three_real_clusters_with_flotilla_s_hub() {
+    seeds_001_and_004(&Hub::Flotilla(HubProcess::start()));
+}
+
+#[test]
+fn seeds_001_and_004_on_three_real_clusters_with_a_kubernetes_hub() {
+    seeds_001_and_004(&Hub::kubernetes());
+}
+
+fn seeds_001_and_004(hub: &Hub) {
+    let scratch = tempfile::tempdir().unwrap();
+    let prices = scratch.path().join("prices.yaml");
+    std::fs::write(&prices, PRICES).unwrap();
     let fleet = [
-        join(&hub, "jumpingcat", "seed.small", "staging"),
-        join(&hub, "smartfish", "seed.medium", "canary"),
-        join(&hub, "bravelion", "seed.large", "production"),
+        join(hub, &prices, "jumpingcat", "seed.small", "staging"),
+        join(hub, &prices, "smartfish", "seed.medium", "canary"),
+        join(hub, &prices, "bravelion", "seed.large", "production"),
     ];
     let [jumpingcat, smartfish, bravelion] = &fleet;
 
@@ -191,13 +321,13 @@ fn seeds_001_and_004_on_three_real_clusters() {
         (bravelion, "1.000"),
     ] {
         let reported = eventually(&format!("{} reports its cost", member.name), 60, || {
-            let mc = get_json(&hub, &["membercluster", member.name]);
+            let mc = hub.get_json(&["membercluster", member.name]);
             let value =
                 &mc["status"]["properties"]["kubernetes.azure.com/per-cpu-core-cost"]["value"];
             value.as_str().map(str::to_string)
         });
         assert_eq!(reported, cost, "{}", member.name);
-        let mc = get_json(&hub, &["membercluster", member.name]);
+        let mc = hub.get_json(&["membercluster", member.name]);
         assert_eq!(
             mc["status"]["properties"]["kubernetes-fleet.io/node-count"]["value"],
             "1"
@@ -206,13 +336,13 @@ fn seeds_001_and_004_on_three_real_clusters() {
     }
 
     // Seed 001: PickN 2 by cost per core, ascending: jumpingcat and smartfish.
-    hub.kubectl_stdin(&["apply", "-f", "-"], NAMESPACE);
-    hub.create(OVERRIDE);
+    hub.apply(NAMESPACE);
+    hub.apply(OVERRIDE);
     let crp =
         std::fs::read_to_string(common::examples_dir().join("crp-pickn-cpu-cost.yaml")).unwrap();
-    hub.create(&crp);
+    hub.apply(&crp);
     wait_true(
-        &hub,
+        hub,
         &["crp", "crp"],
         "ClusterResourcePlacementAvailable",
         120,
@@ -270,7 +400,7 @@ kind: ConfigMap
 metadata: {name: extra, namespace: test-namespace, labels: {app: test}}
 data: {added: later}
 ";
-    hub.kubectl_stdin(&["apply", "-f", "-"], extra);
+    hub.apply(extra);
     smartfish.cluster.restart("kube-apiserver");
     for member in [jumpingcat, smartfish] {
         eventually(&format!("the change on {}", member.name), 120, || {
@@ -278,7 +408,7 @@ data: {added: later}
         });
     }
     wait_true(
-        &hub,
+        hub,
         &["crp", "crp"],
         "ClusterResourcePlacementAvailable",
         120,
@@ -301,7 +431,7 @@ data: {added: later}
 
     // An eviction under a budget that allows none is refused and says why; without the
     // budget it is carried out.
-    hub.create(
+    hub.apply(
         "apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ClusterResourcePlacementDisruptionBudget
 metadata: {name: crp}
@@ -327,7 +457,7 @@ spec: {placementName: crp, clusterName: smartfish}
         &["configmap", "settings", "-n", "test-namespace"]
     ));
     hub.kubectl_ok(&["delete", "crpdb", "crp"]);
-    hub.create(
+    hub.apply(
         "apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ClusterResourcePlacementEviction
 metadata: {name: evict-smartfish-again}
@@ -347,8 +477,8 @@ spec: {placementName: crp, clusterName: smartfish}
 
     // Seed 004: a staged run across the three: staging, a timed wait, canary, an approval,
     // production.
-    hub.kubectl_stdin(&["apply", "-f", "-"], STAGED);
-    hub.create(RUN);
+    hub.apply(STAGED);
+    hub.apply(RUN);
     eventually("staging rolled out", 120, || {
         has(jumpingcat, &["namespace", "staged"]).then_some(())
     });
@@ -382,7 +512,7 @@ spec: {placementName: crp, clusterName: smartfish}
     eventually("production rolled out", 120, || {
         has(bravelion, &["namespace", "staged"]).then_some(())
     });
-    wait_true(&hub, &["csur", "staged-run"], "Succeeded", 120);
+    wait_true(hub, &["csur", "staged-run"], "Succeeded", 120);
 
     // Leaving removes everything placed from each member.
     for member in &fleet {
