@@ -12,6 +12,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use common::{HubProcess, current_condition, eventually, get_json};
 use flotilla_testkit::{ClusterOptions, RealCluster};
+use serde_json::Value;
 
 fn flotilla(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flotilla"))
@@ -380,4 +381,205 @@ fn a_real_cluster_joined_with_flotilla_join_gets_what_is_placed_and_says_why_whe
         "{text}"
     );
     drop(agent);
+}
+
+/// A namespace `name` with a ConfigMap `settings` saying `greeting`.
+fn namespace_with_settings(name: &str, greeting: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Namespace
+metadata: {{name: {name}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: settings, namespace: {name}}}
+data: {{greeting: {greeting}}}
+"
+    )
+}
+
+/// A PickAll placement `name` of namespace `name` with `strategy` as its apply strategy.
+fn placement_with(name: &str, strategy: &str) -> String {
+    format!(
+        "apiVersion: placement.kubernetes-fleet.io/v1
+kind: ClusterResourcePlacement
+metadata: {{name: {name}}}
+spec:
+  resourceSelectors:
+  - {{group: '', version: v1, kind: Namespace, name: {name}}}
+  policy: {{placementType: PickAll}}
+  strategy:
+    applyStrategy: {strategy}
+"
+    )
+}
+
+/// The reason `real-1` reports for ConfigMap `settings` among the placement's `list`
+/// (`failedPlacements`, `driftedPlacements`), if it is there.
+fn reported(hub: &HubProcess, crp: &str, list: &str) -> Option<Value> {
+    let json = get_json(hub, &["crp", crp]);
+    json["status"]["placementStatuses"]
+        .as_array()?
+        .iter()
+        .find(|s| s["clusterName"] == "real-1")?[list]
+        .as_array()?
+        .iter()
+        .find(|r| r["kind"] == "ConfigMap" && r["name"] == "settings")
+        .cloned()
+}
+
+#[test]
+fn takeover_and_drift_on_a_real_cluster() {
+    let hub = HubProcess::start();
+    let cluster = RealCluster::start();
+    hub.create(MEMBER);
+    let issued = flotilla(&[
+        "token",
+        "issue",
+        "real-1",
+        "--kubeconfig",
+        hub.kubeconfig().to_str().unwrap(),
+    ]);
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    let token = String::from_utf8(issued.stdout).unwrap();
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    agent
+        .args([
+            "member",
+            "--name",
+            "real-1",
+            "--hub",
+            &hub.server(),
+            "--token",
+            token.trim(),
+        ])
+        .arg("--hub-ca")
+        .arg(hub.dir().join("ca.crt"))
+        .arg("--kubeconfig")
+        .arg(cluster.kubeconfig())
+        .args(["--metrics-bind-address", "0"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut agent = agent.spawn().expect("flotilla member");
+
+    // On the member before anything is placed: each namespace and ConfigMap already exists,
+    // saying "old"; the hub's say "new".
+    for mode in ["always", "ifnodiff", "never"] {
+        let name = format!("take-{mode}");
+        let out = cluster.kubectl_stdin(
+            &["apply", "-f", "-"],
+            &namespace_with_settings(&name, "old"),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = hub.kubectl_stdin(
+            &["apply", "-f", "-"],
+            &namespace_with_settings(&name, "new"),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    hub.create(&placement_with(
+        "take-always",
+        "{whenToTakeOver: Always, whenToApply: IfNotDrifted}",
+    ));
+    hub.create(&placement_with(
+        "take-ifnodiff",
+        "{whenToTakeOver: IfNoDiff}",
+    ));
+    hub.create(&placement_with("take-never", "{whenToTakeOver: Never}"));
+    let greeting = |ns: &str| {
+        cluster.kubectl_ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={.data.greeting}",
+        ])
+    };
+
+    // Always: taken over, the hub's content applied, owned by the AppliedWork.
+    eventually("take-always available", 120, || {
+        (current_condition(
+            &hub,
+            &["crp", "take-always"],
+            "ClusterResourcePlacementAvailable",
+        )
+        .as_deref()
+            == Some("True"))
+        .then_some(())
+    });
+    assert_eq!(greeting("take-always"), "new");
+    let owners = cluster.kubectl_ok(&[
+        "get",
+        "configmap",
+        "settings",
+        "-n",
+        "take-always",
+        "-o",
+        "jsonpath={.metadata.ownerReferences[*].kind}",
+    ]);
+    assert_eq!(owners, "AppliedWork");
+    // IfNoDiff: the ConfigMap differs, so it is not taken over and the placement says so.
+    let refused = eventually("take-ifnodiff reports its ConfigMap", 120, || {
+        reported(&hub, "take-ifnodiff", "failedPlacements")
+    });
+    assert_eq!(
+        refused["condition"]["reason"], "FailedToTakeOver",
+        "{refused}"
+    );
+    assert_eq!(greeting("take-ifnodiff"), "old");
+    // Never: not taken over.
+    let refused = eventually("take-never reports its ConfigMap", 120, || {
+        reported(&hub, "take-never", "failedPlacements")
+    });
+    assert_eq!(refused["condition"]["reason"], "NotTakenOver", "{refused}");
+    assert_eq!(greeting("take-never"), "old");
+
+    // Drift under IfNotDrifted: reported with the path, the member's value and the hub's,
+    // and left alone; whenToApply: Always then puts it right.
+    cluster.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "settings",
+        "-n",
+        "take-always",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"greeting":"edited"}}"#,
+    ]);
+    let drift = eventually("the drift reported", 120, || {
+        reported(&hub, "take-always", "driftedPlacements")
+    });
+    let detail = &drift["observedDrifts"][0];
+    assert_eq!(detail["path"], "/data/greeting", "{drift}");
+    assert_eq!(detail["valueInMember"], "edited", "{drift}");
+    assert_eq!(detail["valueInHub"], "new", "{drift}");
+    assert_eq!(greeting("take-always"), "edited");
+    hub.kubectl_ok(&[
+        "patch",
+        "crp",
+        "take-always",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"strategy":{"applyStrategy":{"whenToApply":"Always"}}}}"#,
+    ]);
+    eventually("the drift corrected", 120, || {
+        (greeting("take-always") == "new").then_some(())
+    });
+    let _ = agent.kill();
+    let _ = agent.wait();
 }
