@@ -354,17 +354,7 @@ fn controllers_work_through_crds_on_a_plain_api_server() {
     // A real member cluster joins this hub through `flotilla member` with the token `flotilla
     // token issue` gives it: on a plain Kubernetes hub, a ServiceAccount token confined to
     // the member's namespace and MemberCluster.
-    let issued = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["token", "issue", "alpha", "--kubeconfig"])
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla token issue");
-    assert!(
-        issued.status.success(),
-        "{}",
-        String::from_utf8_lossy(&issued.stderr)
-    );
-    let token = String::from_utf8(issued.stdout).unwrap().trim().to_string();
+    let token = common::issue_token(&hub.kubeconfig(), "alpha");
     let as_agent = |args: &[&str]| {
         let mut all = vec!["--token", &token];
         all.extend_from_slice(args);
@@ -386,23 +376,13 @@ fn controllers_work_through_crds_on_a_plain_api_server() {
         "{refused:?}"
     );
     let member = RealCluster::start();
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
-    agent
-        .args([
-            "--log-json",
-            "member",
-            "--name",
-            "alpha",
-            "--hub",
-            &hub.real().server(),
-        ])
-        .args(["--token", &token, "--hub-ca"])
-        .arg(hub.real().ca())
-        .arg("--kubeconfig")
-        .arg(member.kubeconfig())
-        .args(["--metrics-bind-address", "0"])
-        .env("RUST_LOG", "info")
-        .env_remove("KUBECONFIG");
+    let agent = common::member_agent(
+        &hub.real().server(),
+        &hub.real().ca(),
+        &token,
+        "alpha",
+        &member.kubeconfig(),
+    );
     let _agent = LoggedChild::spawn(agent);
     eventually("alpha joined", 60, || {
         (condition(&hub, &["membercluster", "alpha"], "Joined").as_deref() == Some("True"))

@@ -170,36 +170,15 @@ spec:
   heartbeatPeriodSeconds: 5
 "
     ));
-    let issued = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["token", "issue", name, "--kubeconfig"])
-        .arg(hub.kubeconfig())
-        .output()
-        .expect("flotilla token issue");
-    assert!(
-        issued.status.success(),
-        "{}",
-        String::from_utf8_lossy(&issued.stderr)
+    let token = common::issue_token(&hub.kubeconfig(), name);
+    let mut agent = common::member_agent(
+        &hub.server(),
+        &hub.ca(),
+        &token,
+        name,
+        &cluster.kubeconfig(),
     );
-    let token = String::from_utf8(issued.stdout).unwrap();
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
-    agent
-        .args([
-            "--log-json",
-            "member",
-            "--name",
-            name,
-            "--hub",
-            &hub.server(),
-        ])
-        .args(["--token", token.trim(), "--hub-ca"])
-        .arg(hub.ca())
-        .arg("--kubeconfig")
-        .arg(cluster.kubeconfig())
-        .arg("--prices")
-        .arg(prices)
-        .args(["--metrics-bind-address", "0"])
-        .env("RUST_LOG", "info")
-        .env_remove("KUBECONFIG");
+    agent.arg("--prices").arg(prices);
     Member {
         name,
         cluster,

@@ -433,38 +433,15 @@ fn takeover_and_drift_on_a_real_cluster() {
     let hub = HubProcess::start();
     let cluster = RealCluster::start();
     hub.create(MEMBER);
-    let issued = flotilla(&[
-        "token",
-        "issue",
+    let token = common::issue_token(&hub.kubeconfig(), "real-1");
+    let mut agent = common::member_agent(
+        &hub.server(),
+        &hub.dir().join("ca.crt"),
+        &token,
         "real-1",
-        "--kubeconfig",
-        hub.kubeconfig().to_str().unwrap(),
-    ]);
-    assert!(
-        issued.status.success(),
-        "{}",
-        String::from_utf8_lossy(&issued.stderr)
+        &cluster.kubeconfig(),
     );
-    let token = String::from_utf8(issued.stdout).unwrap();
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
-    agent
-        .args([
-            "member",
-            "--name",
-            "real-1",
-            "--hub",
-            &hub.server(),
-            "--token",
-            token.trim(),
-        ])
-        .arg("--hub-ca")
-        .arg(hub.dir().join("ca.crt"))
-        .arg("--kubeconfig")
-        .arg(cluster.kubeconfig())
-        .args(["--metrics-bind-address", "0"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    agent.stdout(Stdio::null()).stderr(Stdio::null());
     let mut agent = agent.spawn().expect("flotilla member");
 
     // On the member before anything is placed: each namespace and ConfigMap already exists,

@@ -380,3 +380,43 @@ spec:
       maxSurge: 1
       unavailablePeriodSeconds: 1
 "#;
+
+/// `flotilla token issue MEMBER` on the hub of `hub_kubeconfig`: the member agent's token.
+pub fn issue_token(hub_kubeconfig: &Path, member: &str) -> String {
+    let issued = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["token", "issue", member, "--kubeconfig"])
+        .arg(hub_kubeconfig)
+        .output()
+        .expect("flotilla token issue");
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    String::from_utf8(issued.stdout)
+        .expect("UTF-8")
+        .trim()
+        .to_string()
+}
+
+/// `flotilla --log-json member` joining cluster `member` (its kubeconfig `member_kubeconfig`)
+/// to the hub at `server` (CA file `ca`) with `token`, its metrics server off.
+pub fn member_agent(
+    server: &str,
+    ca: &Path,
+    token: &str,
+    member: &str,
+    member_kubeconfig: &Path,
+) -> Command {
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    agent
+        .args(["--log-json", "member", "--name", member, "--hub", server])
+        .args(["--token", token, "--hub-ca"])
+        .arg(ca)
+        .arg("--kubeconfig")
+        .arg(member_kubeconfig)
+        .args(["--metrics-bind-address", "0"])
+        .env("RUST_LOG", "info")
+        .env_remove("KUBECONFIG");
+    agent
+}
