@@ -42,6 +42,13 @@ pub fn fleet_crds() -> Vec<CustomResourceDefinition> {
     crds
 }
 
+/// [`fleet_crds`] as `flotilla crds` prints them for a hub that is a plain Kubernetes cluster:
+/// with Flotilla's own rules of its kinds as CEL rules the kube-apiserver evaluates (Flotilla's
+/// hub runs the same rules in Rust instead).
+pub fn exported_crds() -> Vec<CustomResourceDefinition> {
+    fleet_crds().into_iter().map(crd::cel::with_rules).collect()
+}
+
 /// What a member cluster serves: the core Kubernetes kinds, the fleet's member-side kinds
 /// (`AppliedWork`) and node auto-provisioning's (`NodePool`, `NodeClaim`, `AKSNodeClass`).
 /// Simulated members serve exactly these.

@@ -172,11 +172,12 @@ fn main() -> Result<()> {
     }
 }
 
-/// Prints every Flotilla CRD as a YAML document; a closed pipe (`| head`) ends quietly.
+/// Prints every Flotilla CRD as a YAML document, with Flotilla's rules as CEL rules
+/// ([`flotilla_api::exported_crds`]); a closed pipe (`| head`) ends quietly.
 fn print_crds() -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let written = flotilla_api::fleet_crds().iter().try_for_each(|crd| {
+    let written = flotilla_api::exported_crds().iter().try_for_each(|crd| {
         let yaml = serde_saphyr::to_string(crd).map_err(std::io::Error::other)?;
         write!(out, "---\n{yaml}")
     });

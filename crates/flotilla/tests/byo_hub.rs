@@ -541,3 +541,83 @@ fn hub_runs_its_controllers_under_the_lease_and_releases_it() {
         stopped.elapsed()
     );
 }
+
+/// Placements Flotilla's hub refuses, each for its policy: `(name, policy)`.
+const BAD_POLICIES: &[(&str, &str)] = &[
+    ("pickn-without-number", r#"{"placementType": "PickN"}"#),
+    (
+        "pickfixed-without-names",
+        r#"{"placementType": "PickFixed"}"#,
+    ),
+    (
+        "pickall-with-number",
+        r#"{"placementType": "PickAll", "numberOfClusters": 2}"#,
+    ),
+    (
+        "pickfixed-with-affinity",
+        r#"{"placementType": "PickFixed", "clusterNames": ["a"], "affinity": {"clusterAffinity": {}}, "tolerations": [{"key": "k", "operator": "Exists"}]}"#,
+    ),
+    (
+        "pickn-with-names",
+        r#"{"placementType": "PickN", "numberOfClusters": 1, "clusterNames": ["a"]}"#,
+    ),
+    (
+        "pickall-with-preferences",
+        r#"{"affinity": {"clusterAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"labelSelector": {"matchLabels": {"a": "b"}}}}]}}}"#,
+    ),
+];
+
+/// The `(field, reason, message)` of each cause of the hub's refusal to create `object`.
+async fn refusal(client: kube::Client, object: &Value) -> Vec<(String, String, String)> {
+    let resource = kube::discovery::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk(
+            "placement.kubernetes-fleet.io",
+            "v1beta1",
+            "ClusterResourcePlacement",
+        ),
+        "clusterresourceplacements",
+    );
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client, &resource);
+    let object: kube::api::DynamicObject = serde_json::from_value(object.clone()).unwrap();
+    match api.create(&Default::default(), &object).await {
+        Ok(_) => Vec::new(),
+        Err(kube::Error::Api(status)) => {
+            let mut causes: Vec<(String, String, String)> = status
+                .details
+                .iter()
+                .flat_map(|d| d.causes.iter())
+                .map(|c| (c.field.clone(), c.reason.clone(), c.message.clone()))
+                .collect();
+            causes.sort();
+            causes
+        }
+        Err(e) => panic!("creating {}: {e}", object.metadata.name.unwrap_or_default()),
+    }
+}
+
+#[test]
+fn a_kubernetes_hub_with_flotilla_s_crds_refuses_what_flotilla_s_hub_refuses() {
+    let kube_hub = CoreHub::start();
+    kube_hub.install_crds();
+    let flotilla_hub = common::HubProcess::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for (name, policy) in BAD_POLICIES {
+        let object = serde_json::json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "ClusterResourcePlacement",
+            "metadata": {"name": name},
+            "spec": {
+                "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app"}],
+                "policy": serde_json::from_str::<Value>(policy).unwrap(),
+            },
+        });
+        let (on_kube, on_flotilla) = runtime.block_on(async {
+            (
+                refusal(kube_hub.real().client().await, &object).await,
+                refusal(flotilla_hub.client().await, &object).await,
+            )
+        });
+        assert!(!on_flotilla.is_empty(), "{name}: Flotilla's hub refuses it");
+        assert_eq!(on_kube, on_flotilla, "{name}: the same causes on both hubs");
+    }
+}

@@ -1,6 +1,7 @@
 //! Turning derived CRDs into the definitions the engine serves: the second served version,
 //! a self-contained structural schema, and the metadata schemars cannot emit.
 
+pub(crate) mod cel;
 pub(crate) mod schema;
 pub(crate) mod twin;
 
