@@ -542,6 +542,27 @@ fn hub_runs_its_controllers_under_the_lease_and_releases_it() {
     );
 }
 
+/// Placements Flotilla's hub refuses, each for one rule: `(name, spec fields)` besides a valid
+/// resource selector.
+const BAD_PLACEMENTS: &[(&str, &str)] = &[
+    (
+        "selector-name-and-labels",
+        r#"{"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app", "labelSelector": {"matchLabels": {"a": "b"}}}]}"#,
+    ),
+    (
+        "external-with-rolling-update",
+        r#"{"strategy": {"type": "External", "rollingUpdate": {"maxUnavailable": 1}}}"#,
+    ),
+    (
+        "client-side-apply-with-ssa-config",
+        r#"{"strategy": {"applyStrategy": {"type": "ClientSideApply", "serverSideApplyConfig": {"force": true}}}}"#,
+    ),
+    (
+        "mirror-without-destination",
+        r#"{"strategy": {"reportBackStrategy": {"type": "Mirror"}}}"#,
+    ),
+];
+
 /// Placements Flotilla's hub refuses, each for its policy: `(name, policy)`.
 const BAD_POLICIES: &[(&str, &str)] = &[
     ("pickn-without-number", r#"{"placementType": "PickN"}"#),
@@ -601,15 +622,21 @@ fn a_kubernetes_hub_with_flotilla_s_crds_refuses_what_flotilla_s_hub_refuses() {
     kube_hub.install_crds();
     let flotilla_hub = common::HubProcess::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    for (name, policy) in BAD_POLICIES {
+    for (name, policy) in BAD_POLICIES.iter().chain(BAD_PLACEMENTS) {
+        let mut spec = serde_json::json!({
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app"}],
+        });
+        match serde_json::from_str::<Value>(policy).unwrap() {
+            Value::Object(fields) if BAD_PLACEMENTS.iter().any(|(n, _)| n == name) => {
+                spec.as_object_mut().unwrap().extend(fields);
+            }
+            policy => spec["policy"] = policy,
+        }
         let object = serde_json::json!({
             "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
             "kind": "ClusterResourcePlacement",
             "metadata": {"name": name},
-            "spec": {
-                "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app"}],
-                "policy": serde_json::from_str::<Value>(policy).unwrap(),
-            },
+            "spec": spec,
         });
         let (on_kube, on_flotilla) = runtime.block_on(async {
             (

@@ -7,8 +7,10 @@
 //! mirrors one rule of `validation::placement` and says which; the differential test
 //! `crates/flotilla/tests/byo_hub.rs` sends the same bad objects to both hubs.
 //!
-//! So far: the placement policy's rules of `ClusterResourcePlacement` and `ResourcePlacement`
-//! (which fields each `placementType` requires and forbids).
+//! So far, of `ClusterResourcePlacement` and `ResourcePlacement`: the policy's rules (which
+//! fields each `placementType` requires and forbids), a resource selector's name-or-labels
+//! rule, and the strategy's rules that forbid or require a field. Rules that quote the bad value
+//! (`FieldValueInvalid`) are not exported: a kube-apiserver's CEL failure cannot quote it.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
@@ -113,12 +115,64 @@ pub(crate) fn placement_policy_rules() -> Vec<Rule> {
     rules
 }
 
+/// The rules of a placement's strategy and its resource selectors, each with the object of the
+/// schema it sits on (property names from `spec`; `[]` for a list's items), as
+/// `validation::placement::{strategy, resource_selectors}` check them.
+pub(crate) fn placement_spec_rules() -> Vec<(&'static [&'static str], Rule)> {
+    let forbidden = |rule: &str, field: &str, message: &str| Rule {
+        rule: rule.into(),
+        field: field.into(),
+        reason: "FieldValueForbidden",
+        message: message.into(),
+    };
+    let external = "has(self.type) && self.type == 'External'";
+    vec![
+        (
+            &["resourceSelectors", "[]"][..],
+            forbidden(
+                "!has(self.labelSelector) || !has(self.name)",
+                ".labelSelector",
+                "may not be set together with name: a selector picks one resource by name or many by labels",
+            ),
+        ),
+        (
+            &["strategy"][..],
+            forbidden(
+                &format!("!({external}) || !has(self.rollingUpdate)"),
+                ".rollingUpdate",
+                "only valid for type RollingUpdate",
+            ),
+        ),
+        (
+            &["strategy", "applyStrategy"][..],
+            forbidden(
+                "!has(self.serverSideApplyConfig) || (has(self.type) && self.type == 'ServerSideApply')",
+                ".serverSideApplyConfig",
+                "only valid for type ServerSideApply",
+            ),
+        ),
+        (
+            &["strategy", "reportBackStrategy"][..],
+            Rule {
+                rule: "!has(self.type) || self.type != 'Mirror' || has(self.destination)".into(),
+                field: ".destination".into(),
+                reason: "FieldValueRequired",
+                message: "must be set when type is Mirror".into(),
+            },
+        ),
+    ]
+}
+
 /// `crd` with the CEL rules of its kind added to every served version's schema.
 pub(crate) fn with_rules(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     if !PLACEMENTS.contains(&crd.spec.names.plural.as_str()) {
         return crd;
     }
-    let rules: Vec<Value> = placement_policy_rules().iter().map(Rule::to_json).collect();
+    let mut placed: Vec<(&[&str], Rule)> = placement_policy_rules()
+        .into_iter()
+        .map(|rule| (&["policy"][..], rule))
+        .collect();
+    placed.extend(placement_spec_rules());
     for version in &mut crd.spec.versions {
         let Some(schema) = version
             .schema
@@ -128,11 +182,22 @@ pub(crate) fn with_rules(mut crd: CustomResourceDefinition) -> CustomResourceDef
             continue;
         };
         let mut value = serde_json::to_value(&*schema).expect("a schema serializes");
-        let policy = &mut value["properties"]["spec"]["properties"]["policy"];
-        if policy.is_object() {
-            policy["x-kubernetes-validations"] = Value::Array(rules.clone());
-            *schema = serde_json::from_value(value).expect("a schema with rules deserializes");
+        for (at, rule) in &placed {
+            let mut node = &mut value["properties"]["spec"];
+            for step in *at {
+                node = match *step {
+                    "[]" => &mut node["items"],
+                    name => &mut node["properties"][name],
+                };
+            }
+            assert!(node.is_object(), "the schema has spec.{}", at.join("."));
+            let rules = &mut node["x-kubernetes-validations"];
+            if !rules.is_array() {
+                *rules = json!([]);
+            }
+            rules.as_array_mut().expect("an array").push(rule.to_json());
         }
+        *schema = serde_json::from_value(value).expect("a schema with rules deserializes");
     }
     crd
 }
@@ -161,6 +226,9 @@ mod tests {
                     "{plural} {}",
                     version.name
                 );
+                let strategy = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["strategy"]
+                    ["x-kubernetes-validations"];
+                assert_eq!(strategy.as_array().map(Vec::len), Some(1), "{plural}");
             }
         }
         let other = crds
@@ -173,7 +241,8 @@ mod tests {
 
     #[test]
     fn every_rule_names_a_field_and_a_known_reason() {
-        for rule in placement_policy_rules() {
+        let spec_rules = placement_spec_rules().into_iter().map(|(_, rule)| rule);
+        for rule in placement_policy_rules().into_iter().chain(spec_rules) {
             assert!(rule.field.starts_with('.'), "{rule:?}");
             assert!(
                 [
