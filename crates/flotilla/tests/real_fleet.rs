@@ -208,6 +208,8 @@ fn has(member: &Member, args: &[&str]) -> bool {
     member.cluster.kubectl(&all).status.success()
 }
 
+/// The namespace seed 001's placement selects, with what a team places: a Deployment, a
+/// ConfigMap, a ResourceQuota, a NetworkPolicy (all labelled, for the override's patch).
 const NAMESPACE: &str = "apiVersion: v1
 kind: Namespace
 metadata: {name: test-namespace, labels: {app: test}}
@@ -216,6 +218,30 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: settings, namespace: test-namespace, labels: {app: test}}
 data: {greeting: hello}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: test-namespace, labels: {app: test}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: web, image: nginx:1.27, resources: {requests: {cpu: 100m, memory: 64Mi}}}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: quota, namespace: test-namespace, labels: {app: test}}
+spec: {hard: {pods: '10'}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: web, namespace: test-namespace, labels: {app: test}}
+spec:
+  podSelector: {matchLabels: {app: web}}
+  policyTypes: [Ingress]
 ";
 
 const OVERRIDE: &str = "apiVersion: placement.kubernetes-fleet.io/v1beta1
@@ -335,6 +361,43 @@ fn seeds_001_and_004(hub: &Hub) {
         [true, true, false],
         "jumpingcat and smartfish, not bravelion"
     );
+    // Every kind arrived, the Deployment available on kwok's pods, the quota enforced by the
+    // member's own quota controller.
+    for member in [jumpingcat, smartfish] {
+        for object in [["resourcequota", "quota"], ["networkpolicy", "web"]] {
+            assert!(
+                has(member, &[object[0], object[1], "-n", "test-namespace"]),
+                "{} has {object:?}",
+                member.name
+            );
+        }
+        let ready = member.cluster.kubectl_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "test-namespace",
+            "-o",
+            "jsonpath={.status.availableReplicas}",
+        ]);
+        assert_eq!(ready, "2", "{}", member.name);
+        eventually(
+            &format!("the quota counts pods on {}", member.name),
+            60,
+            || {
+                (member.cluster.kubectl_ok(&[
+                    "get",
+                    "resourcequota",
+                    "quota",
+                    "-n",
+                    "test-namespace",
+                    "-o",
+                    "jsonpath={.status.used.pods}",
+                ]) == "2")
+                    .then_some(())
+            },
+        );
+    }
     // The override reached smartfish only.
     let tier = |m: &Member| {
         m.cluster.kubectl_ok(&[
