@@ -588,15 +588,36 @@ const BAD_POLICIES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The `(field, reason, message)` of each cause of the hub's refusal to create `object`.
-async fn refusal(client: kube::Client, object: &Value) -> Vec<(String, String, String)> {
+/// Other kinds' objects Flotilla's hub refuses: `(plural, object)`, each named for its rule.
+const BAD_OBJECTS: &[(&str, &str)] = &[
+    (
+        "clusterresourceoverrides",
+        r#"{"kind": "ClusterResourceOverride", "metadata": {"name": "selector-by-labels"}, "spec": {"clusterResourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "labelSelector": {"matchLabels": {"a": "b"}}}], "policy": {"overrideRules": [{"overrideType": "Delete"}]}}}"#,
+    ),
+    (
+        "clusterresourceoverrides",
+        r#"{"kind": "ClusterResourceOverride", "metadata": {"name": "rules-without-patches"}, "spec": {"clusterResourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app"}], "policy": {"overrideRules": [{"clusterSelector": {"clusterSelectorTerms": [{"propertySorter": {"name": "x", "sortOrder": "Ascending"}}]}}, {"overrideType": "Delete", "jsonPatchOverrides": [{"op": "remove", "path": "/metadata/labels/a"}]}]}}}"#,
+    ),
+    (
+        "clusterstagedupdatestrategies",
+        r#"{"kind": "ClusterStagedUpdateStrategy", "metadata": {"name": "tasks"}, "spec": {"stages": [{"name": "one", "afterStageTasks": [{"type": "TimedWait"}, {"type": "Approval", "waitTime": "1h"}]}]}}"#,
+    ),
+];
+
+/// The `(field, reason, message)` of each cause of the hub's refusal to create `object`, of
+/// the placement group's kind with plural `plural`.
+async fn refusal(
+    client: kube::Client,
+    plural: &str,
+    object: &Value,
+) -> Vec<(String, String, String)> {
     let resource = kube::discovery::ApiResource::from_gvk_with_plural(
         &kube::api::GroupVersionKind::gvk(
             "placement.kubernetes-fleet.io",
             "v1beta1",
-            "ClusterResourcePlacement",
+            object["kind"].as_str().expect("kind"),
         ),
-        "clusterresourceplacements",
+        plural,
     );
     let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client, &resource);
     let object: kube::api::DynamicObject = serde_json::from_value(object.clone()).unwrap();
@@ -622,6 +643,7 @@ fn a_kubernetes_hub_with_flotilla_s_crds_refuses_what_flotilla_s_hub_refuses() {
     kube_hub.install_crds();
     let flotilla_hub = common::HubProcess::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut objects = Vec::new();
     for (name, policy) in BAD_POLICIES.iter().chain(BAD_PLACEMENTS) {
         let mut spec = serde_json::json!({
             "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "app"}],
@@ -638,10 +660,19 @@ fn a_kubernetes_hub_with_flotilla_s_crds_refuses_what_flotilla_s_hub_refuses() {
             "metadata": {"name": name},
             "spec": spec,
         });
+        objects.push(("clusterresourceplacements", object));
+    }
+    for (plural, object) in BAD_OBJECTS {
+        let mut object: Value = serde_json::from_str(object).unwrap();
+        object["apiVersion"] = "placement.kubernetes-fleet.io/v1beta1".into();
+        objects.push((plural, object));
+    }
+    for (plural, object) in objects {
+        let name = &object["metadata"]["name"];
         let (on_kube, on_flotilla) = runtime.block_on(async {
             (
-                refusal(kube_hub.real().client().await, &object).await,
-                refusal(flotilla_hub.client().await, &object).await,
+                refusal(kube_hub.real().client().await, plural, &object).await,
+                refusal(flotilla_hub.client().await, plural, &object).await,
             )
         });
         assert!(!on_flotilla.is_empty(), "{name}: Flotilla's hub refuses it");

@@ -7,16 +7,46 @@
 //! mirrors one rule of `validation::placement` and says which; the differential test
 //! `crates/flotilla/tests/byo_hub.rs` sends the same bad objects to both hubs.
 //!
-//! So far, of `ClusterResourcePlacement` and `ResourcePlacement`: the policy's rules (which
-//! fields each `placementType` requires and forbids), a resource selector's name-or-labels
-//! rule, and the strategy's rules that forbid or require a field. Rules that quote the bad value
-//! (`FieldValueInvalid`) are not exported: a kube-apiserver's CEL failure cannot quote it.
+//! So far the rules that forbid or require a field: of `ClusterResourcePlacement` and
+//! `ResourcePlacement` (which fields each `placementType` requires and forbids, a resource
+//! selector's name or labels, the strategy's), of the overrides (a ClusterResourceOverride's
+//! selectors, each rule's patches and cluster selector terms) and of the staged update
+//! strategies (a task's `waitTime`). Rules that quote the bad value (`FieldValueInvalid`) are
+//! not exported: a kube-apiserver's CEL failure cannot quote it.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
 /// The kinds whose `spec.policy` carries the placement policy rules.
 const PLACEMENTS: [&str; 2] = ["clusterresourceplacements", "resourceplacements"];
+/// The override kinds.
+const OVERRIDES: [&str; 2] = ["clusterresourceoverrides", "resourceoverrides"];
+/// The staged update strategy kinds.
+const STRATEGIES: [&str; 2] = ["clusterstagedupdatestrategies", "stagedupdatestrategies"];
+
+/// A rule and the object of the schema it sits on: property names from `spec`, `[]` for a
+/// list's items.
+type Placed = (&'static [&'static str], Rule);
+
+/// A rule failing with `FieldValueForbidden`.
+fn forbidden(rule: &str, field: &str, message: &str) -> Rule {
+    Rule {
+        rule: rule.into(),
+        field: field.into(),
+        reason: "FieldValueForbidden",
+        message: message.into(),
+    }
+}
+
+/// A rule failing with `FieldValueRequired`.
+fn required(rule: &str, field: &str, message: &str) -> Rule {
+    Rule {
+        rule: rule.into(),
+        field: field.into(),
+        reason: "FieldValueRequired",
+        message: message.into(),
+    }
+}
 
 /// The policy's placement type, PickAll when unset (the API's default).
 const TYPE: &str = "(has(self.placementType) ? self.placementType : 'PickAll')";
@@ -115,20 +145,13 @@ pub(crate) fn placement_policy_rules() -> Vec<Rule> {
     rules
 }
 
-/// The rules of a placement's strategy and its resource selectors, each with the object of the
-/// schema it sits on (property names from `spec`; `[]` for a list's items), as
+/// The rules of a placement's strategy and its resource selectors, as
 /// `validation::placement::{strategy, resource_selectors}` check them.
-pub(crate) fn placement_spec_rules() -> Vec<(&'static [&'static str], Rule)> {
-    let forbidden = |rule: &str, field: &str, message: &str| Rule {
-        rule: rule.into(),
-        field: field.into(),
-        reason: "FieldValueForbidden",
-        message: message.into(),
-    };
+pub(crate) fn placement_spec_rules() -> Vec<Placed> {
     let external = "has(self.type) && self.type == 'External'";
     vec![
         (
-            &["resourceSelectors", "[]"][..],
+            &["resourceSelectors", "[]"],
             forbidden(
                 "!has(self.labelSelector) || !has(self.name)",
                 ".labelSelector",
@@ -136,7 +159,7 @@ pub(crate) fn placement_spec_rules() -> Vec<(&'static [&'static str], Rule)> {
             ),
         ),
         (
-            &["strategy"][..],
+            &["strategy"],
             forbidden(
                 &format!("!({external}) || !has(self.rollingUpdate)"),
                 ".rollingUpdate",
@@ -144,7 +167,7 @@ pub(crate) fn placement_spec_rules() -> Vec<(&'static [&'static str], Rule)> {
             ),
         ),
         (
-            &["strategy", "applyStrategy"][..],
+            &["strategy", "applyStrategy"],
             forbidden(
                 "!has(self.serverSideApplyConfig) || (has(self.type) && self.type == 'ServerSideApply')",
                 ".serverSideApplyConfig",
@@ -152,27 +175,132 @@ pub(crate) fn placement_spec_rules() -> Vec<(&'static [&'static str], Rule)> {
             ),
         ),
         (
-            &["strategy", "reportBackStrategy"][..],
-            Rule {
-                rule: "!has(self.type) || self.type != 'Mirror' || has(self.destination)".into(),
-                field: ".destination".into(),
-                reason: "FieldValueRequired",
-                message: "must be set when type is Mirror".into(),
-            },
+            &["strategy", "reportBackStrategy"],
+            required(
+                "!has(self.type) || self.type != 'Mirror' || has(self.destination)",
+                ".destination",
+                "must be set when type is Mirror",
+            ),
         ),
     ]
 }
 
+/// The rules of an override's rules (both kinds) and of a ClusterResourceOverride's selectors
+/// (`cluster`), as `validation::overrides` checks them.
+pub(crate) fn override_rules(cluster: bool) -> Vec<Placed> {
+    let delete = "(has(self.overrideType) && self.overrideType == 'Delete')";
+    let patches = "(has(self.jsonPatchOverrides) && size(self.jsonPatchOverrides) > 0)";
+    let rule: &[&str] = &["policy", "overrideRules", "[]"];
+    let term: &[&str] = &[
+        "policy",
+        "overrideRules",
+        "[]",
+        "clusterSelector",
+        "clusterSelectorTerms",
+        "[]",
+    ];
+    let mut rules = vec![
+        (
+            rule,
+            forbidden(
+                &format!("!{delete} || !{patches}"),
+                ".jsonPatchOverrides",
+                "jsonPatchOverrides must be empty when overrideType is Delete",
+            ),
+        ),
+        (
+            rule,
+            required(
+                &format!("{delete} || {patches}"),
+                ".jsonPatchOverrides",
+                "jsonPatchOverrides must not be empty when overrideType is JSONPatch",
+            ),
+        ),
+    ];
+    for key in ["propertySelector", "propertySorter", "metricSorter"] {
+        rules.push((
+            term,
+            forbidden(
+                &format!("!has(self.{key})"),
+                &format!(".{key}"),
+                "only labelSelector is supported in override clusterSelector",
+            ),
+        ));
+    }
+    rules.push((
+        term,
+        required(
+            "has(self.labelSelector)",
+            ".labelSelector",
+            "labelSelector is required in override clusterSelector terms",
+        ),
+    ));
+    if cluster {
+        rules.push((
+            &["clusterResourceSelectors", "[]"],
+            forbidden(
+                "!has(self.labelSelector)",
+                ".labelSelector",
+                "labelSelector is not supported for ClusterResourceOverride resource selection",
+            ),
+        ));
+        rules.push((
+            &["clusterResourceSelectors", "[]"],
+            required(
+                "has(self.name) && self.name != ''",
+                ".name",
+                "resource name is required for ClusterResourceOverride resource selection",
+            ),
+        ));
+    }
+    rules
+}
+
+/// The rules of a staged update strategy's tasks, as `validation::staged_update` checks them.
+pub(crate) fn strategy_rules() -> Vec<Placed> {
+    let approval = forbidden(
+        "!has(self.type) || self.type != 'Approval' || !has(self.waitTime)",
+        ".waitTime",
+        "may not be set when type is Approval",
+    );
+    vec![
+        (
+            &["stages", "[]", "afterStageTasks", "[]"],
+            required(
+                "!has(self.type) || self.type != 'TimedWait' || has(self.waitTime)",
+                ".waitTime",
+                "must be set when type is TimedWait",
+            ),
+        ),
+        (&["stages", "[]", "afterStageTasks", "[]"], approval.clone()),
+        (&["stages", "[]", "beforeStageTasks", "[]"], approval),
+    ]
+}
+
+/// The rules of the kind with plural `plural`, each with where it sits.
+fn rules_of(plural: &str) -> Vec<Placed> {
+    if PLACEMENTS.contains(&plural) {
+        let mut rules: Vec<Placed> = placement_policy_rules()
+            .into_iter()
+            .map(|rule| (&["policy"][..], rule))
+            .collect();
+        rules.extend(placement_spec_rules());
+        rules
+    } else if OVERRIDES.contains(&plural) {
+        override_rules(plural == OVERRIDES[0])
+    } else if STRATEGIES.contains(&plural) {
+        strategy_rules()
+    } else {
+        Vec::new()
+    }
+}
+
 /// `crd` with the CEL rules of its kind added to every served version's schema.
 pub(crate) fn with_rules(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
-    if !PLACEMENTS.contains(&crd.spec.names.plural.as_str()) {
+    let placed = rules_of(&crd.spec.names.plural);
+    if placed.is_empty() {
         return crd;
     }
-    let mut placed: Vec<(&[&str], Rule)> = placement_policy_rules()
-        .into_iter()
-        .map(|rule| (&["policy"][..], rule))
-        .collect();
-    placed.extend(placement_spec_rules());
     for version in &mut crd.spec.versions {
         let Some(schema) = version
             .schema
@@ -237,12 +365,20 @@ mod tests {
             .cloned()
             .unwrap();
         assert_eq!(with_rules(other.clone()), other, "other kinds unchanged");
+        // Every rule of every kind finds its place in the schema (with_rules asserts it).
+        for crd in crds {
+            with_rules(crd);
+        }
     }
 
     #[test]
     fn every_rule_names_a_field_and_a_known_reason() {
-        let spec_rules = placement_spec_rules().into_iter().map(|(_, rule)| rule);
-        for rule in placement_policy_rules().into_iter().chain(spec_rules) {
+        let placed = placement_spec_rules()
+            .into_iter()
+            .chain(override_rules(true))
+            .chain(strategy_rules())
+            .map(|(_, rule)| rule);
+        for rule in placement_policy_rules().into_iter().chain(placed) {
             assert!(rule.field.starts_with('.'), "{rule:?}");
             assert!(
                 [
