@@ -165,6 +165,7 @@ pub struct MaintenanceWindow {
     pub start_date: Option<String>,
     /// Date ranges (inclusive, local to `utcOffset`) in which the window does not open.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
     pub not_allowed_dates: Vec<DateSpan>,
 }
 

@@ -43,7 +43,7 @@ pub const STAGE_CONCURRENCY_MAX: u32 = 50;
 #[serde(rename_all = "camelCase")]
 pub struct UpdateRunStrategy {
     /// The stages, run in order.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = 50))]
     pub stages: Vec<UpdateStage>,
 }
 

@@ -152,6 +152,7 @@ pub struct NodeImageSelection {
     /// For `Custom`: full image names (`<family>-<version>`), at most one per family; pools of
     /// other families are not upgraded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
     pub custom_node_image_versions: Vec<NodeImageVersionRef>,
 }
 
@@ -170,6 +171,7 @@ pub enum NodeImageSelectionType {
 #[serde(rename_all = "camelCase")]
 pub struct NodeImageVersionRef {
     /// The full image name.
+    #[schemars(length(max = 128))]
     pub version: String,
 }
 

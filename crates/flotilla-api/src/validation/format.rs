@@ -9,16 +9,19 @@ fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("valid built-in pattern")
 }
 
-static DNS1123_SUBDOMAIN: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"));
+/// The pattern of a DNS-1123 subdomain (without its length limit).
+pub(crate) const DNS1123_SUBDOMAIN_PATTERN: &str =
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+/// The pattern of a qualified name's name part and of a label value (without the length limit).
+pub(crate) const QUALIFIED_NAME_PART_PATTERN: &str = "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$";
+/// The pattern of a Kubernetes quantity.
+pub(crate) const QUANTITY_PATTERN: &str =
+    r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$";
+
+static DNS1123_SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| regex(DNS1123_SUBDOMAIN_PATTERN));
 static DNS1035_LABEL: LazyLock<Regex> = LazyLock::new(|| regex("^[a-z]([-a-z0-9]*[a-z0-9])?$"));
-static QUALIFIED_NAME_PART: LazyLock<Regex> =
-    LazyLock::new(|| regex("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"));
-static QUANTITY: LazyLock<Regex> = LazyLock::new(|| {
-    regex(
-        r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$",
-    )
-});
+static QUALIFIED_NAME_PART: LazyLock<Regex> = LazyLock::new(|| regex(QUALIFIED_NAME_PART_PATTERN));
+static QUANTITY: LazyLock<Regex> = LazyLock::new(|| regex(QUANTITY_PATTERN));
 
 /// A DNS-1123 subdomain: dot-separated labels of lowercase alphanumerics and `-`, at most
 /// 253 characters.

@@ -498,15 +498,11 @@ fn update(
         ));
     }
     let new_tolerations = list(field(spec, "policy"), "tolerations");
-    for (i, toleration) in list(field(old_spec, "policy"), "tolerations")
-        .iter()
-        .enumerate()
-    {
-        if !new_tolerations.contains(toleration) {
-            errors.push(FieldError::forbidden(
-                policy_path.child("tolerations"),
-                format!("tolerations may only be added; existing toleration [{i}] {toleration} was changed or removed"),
-            ));
-        }
+    let old_tolerations = list(field(old_spec, "policy"), "tolerations");
+    if old_tolerations.iter().any(|t| !new_tolerations.contains(t)) {
+        errors.push(FieldError::forbidden(
+            policy_path.child("tolerations"),
+            "tolerations may only be added; an existing toleration was changed or removed",
+        ));
     }
 }
