@@ -35,6 +35,8 @@ metadata: {name: bench}
 spec:
   identity: {kind: ServiceAccount, name: fleet-member-agent, namespace: fleet-system}
 EOF
+# As the Deployment `flotilla join` prints runs it.
+export MIMALLOC_ARENA_EAGER_COMMIT=0
 token="$("$bin" token issue bench --kubeconfig "$dir/hub/kubeconfig" 2>/dev/null)"
 server="$(sed -n 's/^ *server: //p' "$dir/hub/kubeconfig" | head -1)"
 "$bin" member --name bench --hub "$server" --token "$token" --hub-ca "$dir/hub/ca.crt" \

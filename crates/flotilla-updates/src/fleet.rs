@@ -151,6 +151,7 @@ impl<'a> FleetView<'a> {
         strategy: UpdateRunStrategy,
         now: Timestamp,
     ) -> Result<(), PlanError> {
+        custom_images_per_family(spec)?;
         let stages = plan(&strategy, &self.plan_members());
         status.strategy = Some(strategy);
         status.stages = stages?;
@@ -285,6 +286,24 @@ fn chosen_images(
         .collect()
 }
 
+/// A Custom run's images, at most one per family.
+fn custom_images_per_family(spec: &UpdateRunSpec) -> Result<(), PlanError> {
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    let custom = spec.managed_cluster_update.node_image_selection.iter();
+    for listed in custom.flat_map(|s| &s.custom_node_image_versions) {
+        if let Ok(image) = NodeImage::parse(&listed.version)
+            && let Some(first) = seen.insert(image.family.clone(), &listed.version)
+        {
+            return Err(PlanError::ImageFamily {
+                family: image.family,
+                first: first.to_string(),
+                second: listed.version.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A run names a `FleetUpdateStrategy` that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("FleetUpdateStrategy {0} not found")]
@@ -312,5 +331,44 @@ pub fn strategy_to_fetch<'s>(spec: &'s UpdateRunSpec, status: &UpdateRunStatus) 
     match (&spec.strategy, &spec.update_strategy_name, &status.strategy) {
         (None, Some(name), None) => Some(name),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn custom(images: &[&str]) -> UpdateRunSpec {
+        serde_json::from_value(serde_json::json!({
+            "managedClusterUpdate": {
+                "upgrade": {"type": "NodeImageOnly"},
+                "nodeImageSelection": {
+                    "type": "Custom",
+                    "customNodeImageVersions": images.iter().map(|v| serde_json::json!({"version": v})).collect::<Vec<_>>(),
+                },
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_custom_run_names_one_image_per_family() {
+        let two_families = custom(&[
+            "AKSUbuntu-2204gen2containerd-202510.13.0",
+            "AKSAzureLinux-V3gen2-202510.13.0",
+        ]);
+        assert_eq!(custom_images_per_family(&two_families), Ok(()));
+        let one_family_twice = custom(&[
+            "AKSUbuntu-2204gen2containerd-202510.13.0",
+            "AKSUbuntu-2204gen2containerd-202511.02.0",
+        ]);
+        assert_eq!(
+            custom_images_per_family(&one_family_twice)
+                .unwrap_err()
+                .to_string(),
+            "customNodeImageVersions name AKSUbuntu-2204gen2containerd-202510.13.0 and \
+             AKSUbuntu-2204gen2containerd-202511.02.0, both of family \
+             AKSUbuntu-2204gen2containerd; at most one version per image family"
+        );
     }
 }

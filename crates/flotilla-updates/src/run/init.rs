@@ -64,6 +64,72 @@ pub enum PlanError {
     /// No member is in any group.
     #[error("no member of the fleet is in any group of the strategy")]
     Empty,
+    /// A `memberSelector.byLabel` is not a list of `key=value` equalities. Flotilla's hub
+    /// refuses such a strategy; a Kubernetes hub stores it (its CRD cannot check it).
+    #[error("memberSelector.byLabel of {segment}: {problem}")]
+    Selector {
+        /// The stage or group.
+        segment: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A group name appears in two stages (Flotilla's hub refuses it; a Kubernetes hub
+    /// stores it).
+    #[error(
+        "group {group} is in stage {first} and in stage {second}; a group may appear only once"
+    )]
+    RepeatedGroup {
+        /// The group.
+        group: String,
+        /// The stage it is first in.
+        first: String,
+        /// The stage it is in again.
+        second: String,
+    },
+    /// A Custom run names two images of one family (Flotilla's hub refuses it; a Kubernetes
+    /// hub stores it).
+    #[error(
+        "customNodeImageVersions name {first} and {second}, both of family {family}; at most one version per image family"
+    )]
+    ImageFamily {
+        /// The family.
+        family: String,
+        /// The first image of it.
+        first: String,
+        /// The second.
+        second: String,
+    },
+}
+
+/// Selectors that are equalities, and each group in one stage only: what Flotilla's hub checks
+/// on writes and a Kubernetes hub's CRD cannot.
+fn check_layout(strategy: &UpdateRunStrategy) -> Result<(), PlanError> {
+    let mut stage_of: HashMap<&str, &str> = HashMap::new();
+    for stage in &strategy.stages {
+        let selectors = std::iter::once((&stage.name, &stage.member_selector))
+            .chain(stage.groups.iter().map(|g| (&g.name, &g.member_selector)));
+        for (segment, selector) in selectors {
+            if let Some(Err(problem)) = selector.as_ref().map(|s| s.pairs()) {
+                return Err(PlanError::Selector {
+                    segment: segment.clone(),
+                    problem,
+                });
+            }
+        }
+        for group in &stage.groups {
+            match stage_of.insert(&group.name, &stage.name) {
+                Some(first) if first != stage.name => {
+                    return Err(PlanError::RepeatedGroup {
+                        group: group.name.clone(),
+                        first: first.to_string(),
+                        second: stage.name.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The strategy of a run without one: every member, one by one, in one stage whose one
@@ -84,6 +150,7 @@ pub fn plan(
     strategy: &UpdateRunStrategy,
     members: &[PlanMember],
 ) -> Result<Vec<StageStatus>, PlanError> {
+    check_layout(strategy)?;
     let mut sorted: Vec<&PlanMember> = members.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut placed: HashMap<&str, String> = HashMap::new();

@@ -69,4 +69,17 @@ fn bad_layouts_fail_with_the_reason() {
     );
     let nobody = strategy(json!({"stages": [{"name": "s", "groups": [{"name": "q"}]}]}));
     assert_eq!(plan(&nobody, &fleet).unwrap_err(), PlanError::Empty);
+    let selector = strategy(json!({"stages": [{"name": "s", "groups": [
+        {"name": "p", "memberSelector": {"byLabel": "env!=prod"}}]}]}));
+    assert_eq!(
+        plan(&selector, &fleet).unwrap_err().to_string(),
+        "memberSelector.byLabel of p: \"env!=prod\": only equality (key=value) is supported"
+    );
+    let repeated = strategy(json!({"stages": [
+        {"name": "s", "groups": [{"name": "a"}]},
+        {"name": "t", "groups": [{"name": "a"}]}]}));
+    assert_eq!(
+        plan(&repeated, &fleet).unwrap_err().to_string(),
+        "group a is in stage s and in stage t; a group may appear only once"
+    );
 }

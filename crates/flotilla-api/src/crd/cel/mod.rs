@@ -17,13 +17,14 @@
 //! - a value longer than any valid one is refused as `Too long` (the bounds a kube-apiserver
 //!   needs to bound the rules' cost), where Flotilla says why it is invalid.
 //!
-//! Not exported, so refused only by Flotilla's own hub: whether a ResourcePlacement selects a
+//! Not exported, so refused on writes only by Flotilla's own hub (on a Kubernetes hub the
+//! controllers report them in the object's status): whether a ResourcePlacement selects a
 //! cluster-scoped kind other than Namespace (it needs the hub's discovery); property names and
 //! quantities in property selectors; `memberSelector.byLabel` of fleet update strategies
 //! (Flotilla's messages quote the offending part); a group named in two stages of a fleet
 //! update strategy and two custom node images of one family (rules comparing every pair
 //! exceed a kube-apiserver's cost budget); a `remove` JSON patch with a `value` (a schemaless
-//! field CEL cannot see).
+//! field CEL cannot see; a Kubernetes hub ignores the value, as RFC 6902 does).
 
 mod member;
 mod placement;
