@@ -288,6 +288,26 @@ fn disrupting_nodes_use_up_the_allowance_and_never_go_below_zero() {
 }
 
 #[test]
+fn the_status_never_shows_more_than_the_pool_s_nodes() {
+    // A budget of 10 on a pool of 2 nodes, one of them disrupting: 1 more may go.
+    let result = allowed_disruptions(
+        Some(&[always("10")]),
+        counts(2, 1),
+        at("2024-01-08T12:00:00Z"),
+    );
+    assert_eq!(result.summary(), "Underutilized=1 Empty=1 Drifted=1");
+    assert_eq!(
+        message(
+            Some(&[always("10")]),
+            counts(2, 0),
+            "2024-01-08T12:00:00Z",
+            "Empty"
+        ),
+        "budget 0 (\"10\"): 2 of 2 nodes"
+    );
+}
+
+#[test]
 fn budgets_cover_the_reasons_they_name_or_every_reason() {
     let budgets = [
         only(&[Drifted], always("0")),

@@ -291,6 +291,34 @@ fn limits_filter_types_and_count_the_largest_option() {
 }
 
 #[test]
+fn a_node_limit_caps_the_claims_a_pool_opens() {
+    let zone = |z: &str| requirements(&[(labels::ZONE, Operator::In, &[z])]);
+    // Three pods that cannot share a node.
+    let pods = [
+        pod("a", 1000, 1).with_requirements(zone("test-zone-a")),
+        pod("b", 1000, 1).with_requirements(zone("test-zone-b")),
+        pod("c", 1000, 1).with_requirements(zone("test-zone-c")),
+    ];
+    let capped = NodePool {
+        remaining_nodes: Some(2),
+        ..linux_pool("capped")
+    };
+    let results = run(std::slice::from_ref(&capped), &[], &pods);
+    assert_eq!(results.new_claims.len(), 2);
+    assert_eq!(
+        results.unschedulable["c"],
+        "nodepool \"capped\": the pool has as many nodes as its limits.nodes"
+    );
+    let full = NodePool {
+        remaining_nodes: Some(0),
+        ..linux_pool("capped")
+    };
+    let results = run(&[full, linux_pool("spare")], &[], &pods);
+    assert!(results.unschedulable.is_empty());
+    assert!(results.new_claims.iter().all(|c| c.pool == "spare"));
+}
+
+#[test]
 fn affinity_terms_are_tried_in_order() {
     let mut p = pod("p", 1000, 1);
     p.requirement_terms = vec![

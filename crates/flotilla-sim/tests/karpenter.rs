@@ -1320,3 +1320,42 @@ spec:
         "the pending pods say the pools' limits hold them"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_limit_caps_how_many_nodes_a_pool_launches() {
+    let m = member().await;
+    m.apply::<NodePool>(
+        r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: capped}
+spec:
+  limits: {nodes: "2"}
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: karpenter.azure.com/sku-cpu, operator: In, values: ["2"]}
+  disruption:
+    consolidateAfter: Never
+"#,
+    )
+    .await;
+    // One 1.5-CPU pod per 2-vCPU node: four pods would need four nodes.
+    create_deployment(&m, &deployment("web", 4, "1500m", &[])).await;
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |s| {
+        assert!(s.pool_nodes("capped") <= 2, "the pool stays within 2 nodes");
+    })
+    .await;
+    let s = m.snapshot().await;
+    assert_eq!(s.pool_nodes("capped"), 2);
+    assert_eq!((s.running(), s.unschedulable().len()), (2, 2));
+    let events = m.events().await;
+    assert!(
+        with_reason(&events, "FailedScheduling").iter().any(|e| e
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("limits.nodes"))),
+        "the pending pods say the node limit holds them"
+    );
+}

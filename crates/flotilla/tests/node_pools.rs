@@ -19,10 +19,11 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
     let classes = kubectl(&["get", "aksnodeclasses"]);
     assert!(classes.contains("default"), "{classes}");
 
-    let dir = examples_dir().join("nodes");
+    let dir = examples_dir().join("nodes/seed-003");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     files.sort();
     assert_eq!(files.len(), 11, "{files:?}");

@@ -72,9 +72,10 @@ pub struct AKSNodeClassSpec {
     #[schemars(range(min = 30, max = 2048))]
     #[schemars(extend("default" = 128))]
     pub os_disk_size_gb: Option<i32>,
-    /// `Ubuntu2204`, `Ubuntu2404` or `AzureLinux` (default `Ubuntu2204`).
+    /// `Ubuntu` (default: the Ubuntu release AKS uses for the cluster's Kubernetes version),
+    /// `Ubuntu2204`, `Ubuntu2404` or `AzureLinux`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "Ubuntu2204"))]
+    #[schemars(extend("default" = "Ubuntu"))]
     pub image_family: Option<ImageFamily>,
     /// The node image version to run (`202501.05.0`); absent: the newest of the family.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,19 +100,35 @@ pub struct AKSNodeClassSpec {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[allow(missing_docs)]
 pub enum ImageFamily {
+    /// Whichever Ubuntu release AKS uses for the cluster's Kubernetes version
+    /// ([`ImageFamily::resolve`]).
     #[default]
+    Ubuntu,
     Ubuntu2204,
     Ubuntu2404,
     AzureLinux,
 }
 
+/// The first Kubernetes minor (of 1.x) whose nodes get Ubuntu 24.04 for the family `Ubuntu`;
+/// earlier ones get 22.04, as the AKS provider resolves it.
+pub const UBUNTU_2404_FROM_MINOR: u64 = 34;
+
 impl ImageFamily {
-    /// The family's name in node image versions (`AKSUbuntu-2204gen2containerd`).
-    pub fn image_prefix(self) -> &'static str {
-        match self {
-            ImageFamily::Ubuntu2204 => "AKSUbuntu-2204gen2containerd",
-            ImageFamily::Ubuntu2404 => "AKSUbuntu-2404gen2containerd",
-            ImageFamily::AzureLinux => "AKSAzureLinux-V2gen2",
+    /// The concrete family this one stands for on a cluster running `kubernetes_version`
+    /// (`1.33.2`, `v1.34.0`): `Ubuntu` is `Ubuntu2204` before 1.34 and `Ubuntu2404` from
+    /// 1.34 (and when the version is not known yet); every other family is itself.
+    pub fn resolve(self, kubernetes_version: &str) -> ImageFamily {
+        if self != ImageFamily::Ubuntu {
+            return self;
+        }
+        let minor = kubernetes_version
+            .trim_start_matches('v')
+            .strip_prefix("1.")
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|minor| minor.parse::<u64>().ok());
+        match minor {
+            Some(minor) if minor < UBUNTU_2404_FROM_MINOR => ImageFamily::Ubuntu2204,
+            _ => ImageFamily::Ubuntu2404,
         }
     }
 }
@@ -136,12 +153,15 @@ pub struct KubeletConfiguration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "cpuCFSQuota")]
     pub cpu_cfs_quota: Option<bool>,
-    /// Disk use above which image garbage collection always runs (percent).
+    /// Disk use above which image garbage collection always runs (percent); above
+    /// `imageGCLowThresholdPercent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "imageGCHighThresholdPercent")]
     #[schemars(range(min = 0, max = 100))]
     pub image_gc_high_threshold_percent: Option<i32>,
     /// Disk use below which image garbage collection never runs (percent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "imageGCLowThresholdPercent")]
     #[schemars(range(min = 0, max = 100))]
     pub image_gc_low_threshold_percent: Option<i32>,
     /// `none`, `best-effort`, `restricted` or `single-numa-node`.
@@ -171,4 +191,25 @@ pub struct AKSNodeClassStatus {
     /// `Ready` and why not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ubuntu_stands_for_the_release_of_the_cluster_s_kubernetes_version() {
+        let cases = [
+            (ImageFamily::Ubuntu, "1.33.9", ImageFamily::Ubuntu2204),
+            (ImageFamily::Ubuntu, "v1.33.0", ImageFamily::Ubuntu2204),
+            (ImageFamily::Ubuntu, "1.34.0", ImageFamily::Ubuntu2404),
+            (ImageFamily::Ubuntu, "1.35.1", ImageFamily::Ubuntu2404),
+            (ImageFamily::Ubuntu, "", ImageFamily::Ubuntu2404),
+            (ImageFamily::Ubuntu2204, "1.35.1", ImageFamily::Ubuntu2204),
+            (ImageFamily::AzureLinux, "1.30.0", ImageFamily::AzureLinux),
+        ];
+        for (family, version, resolved) in cases {
+            assert_eq!(family.resolve(version), resolved, "{family:?} on {version}");
+        }
+    }
 }

@@ -162,7 +162,8 @@ pub struct ResourceRequirements {
 /// A reference to a node class object.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct NodeClassReference {
-    /// API group of the node class (`karpenter.azure.com`).
+    /// API group of the node class (`karpenter.azure.com`): a group, not an `apiVersion`.
+    #[schemars(regex(pattern = r"^[^/]*$"))]
     pub group: String,
     /// Kind of the node class (`AKSNodeClass`).
     pub kind: String,

@@ -104,6 +104,7 @@ pub struct NodePoolSpec {
     pub template: NodeClaimTemplate,
     /// How and when the pool's nodes may be disrupted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = {"consolidateAfter": "0s"}))]
     pub disruption: Option<Disruption>,
     /// Most resources (`cpu`, `memory`, `nodes`, …) the pool's nodes may add up to.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -206,6 +207,7 @@ pub struct Disruption {
     /// wins); default one budget of 10%.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 50))]
+    #[schemars(extend("default" = [{"nodes": "10%"}]))]
     pub budgets: Option<Vec<Budget>>,
 }
 

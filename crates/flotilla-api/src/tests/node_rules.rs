@@ -1,5 +1,6 @@
-//! The NodePool examples of seed 003 (kept in `examples/nodes/`) apply unchanged, and the
-//! Karpenter rules reject bad pools and claims with the field named.
+//! The NodePool examples of seed 003 (kept in `examples/nodes/seed-003/`) apply unchanged, the
+//! examples in `examples/nodes/` carry what Karpenter v1 requires, and the Karpenter rules
+//! reject bad pools and claims with the field named.
 
 use serde_json::{Value, json};
 
@@ -14,7 +15,7 @@ macro_rules! node_example {
             $file,
             include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../../examples/nodes/",
+                "/../../examples/nodes/seed-003/",
                 $file
             )),
         )
@@ -61,6 +62,59 @@ fn messages(kind: &str, new: &Value, old: Option<&Value>) -> Vec<String> {
 fn pool(spec: Value) -> Value {
     json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
            "metadata": {"name": "default"}, "spec": spec})
+}
+
+/// Every NodePool of `examples/nodes/` applies to a simulated member and carries what Karpenter
+/// v1's schema requires beyond Flotilla's (which also takes seed 003's shorter documents): a
+/// template with a node class reference and requirements, `consolidateAfter` wherever
+/// `disruption` is set, and node lifetimes in `template.spec.expireAfter` (v1 has no
+/// `disruption.expireAfter`).
+#[test]
+fn examples_carry_what_karpenter_v1_requires() {
+    let schema = node_pool_schema();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/nodes");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples/nodes")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "the examples are there: {files:?}");
+    for file in files {
+        let yaml = std::fs::read_to_string(&file).expect("an example");
+        let object: Value = serde_saphyr::from_str(&yaml).expect("YAML");
+        let name = file.display();
+        assert_eq!(violations(&schema, &object), Vec::<String>::new(), "{name}");
+        assert_eq!(
+            messages("NodePool", &object, None),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        let template = &object["spec"]["template"]["spec"];
+        for key in ["group", "kind", "name"] {
+            assert!(
+                template["nodeClassRef"][key].is_string(),
+                "{name}: nodeClassRef.{key}"
+            );
+        }
+        assert!(
+            template["requirements"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty()),
+            "{name}: requirements"
+        );
+        let disruption = &object["spec"]["disruption"];
+        if !disruption.is_null() {
+            assert!(
+                disruption["consolidateAfter"].is_string(),
+                "{name}: consolidateAfter"
+            );
+            assert!(
+                disruption["expireAfter"].is_null(),
+                "{name}: v1 has no disruption.expireAfter"
+            );
+        }
+    }
 }
 
 #[test]
@@ -199,5 +253,34 @@ fn node_class_kind_is_immutable_and_claims_never_change() {
     assert_eq!(
         messages("NodeClaim", &claim("default"), Some(&claim("default"))),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn node_class_image_gc_starts_above_where_it_stops() {
+    let class = |high: i64, low: i64| {
+        json!({"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
+               "metadata": {"name": "default"},
+               "spec": {"kubelet": {"imageGCHighThresholdPercent": high, "imageGCLowThresholdPercent": low}}})
+    };
+    let messages = |object: &Value| -> Vec<String> {
+        validate(
+            "karpenter.azure.com",
+            "AKSNodeClass",
+            object,
+            None,
+            served(),
+        )
+        .iter()
+        .map(|e| e.message())
+        .collect()
+    };
+    assert_eq!(messages(&class(85, 80)), Vec::<String>::new());
+    assert_eq!(
+        messages(&class(80, 80)),
+        vec![
+            "spec.kubelet: Invalid value: {\"imageGCHighThresholdPercent\":80,\"imageGCLowThresholdPercent\":80}: \
+             imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent"
+        ]
     );
 }

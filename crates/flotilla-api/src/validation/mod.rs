@@ -28,6 +28,8 @@ const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
 const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
 /// Karpenter's API group.
 const KARPENTER_GROUP: &str = crate::nodes::KARPENTER_GROUP;
+/// The AKS provider's API group.
+const AZURE_GROUP: &str = crate::nodes::AZURE_GROUP;
 /// The API group of cluster update orchestration.
 const UPDATES_GROUP: &str = crate::updates::GROUP;
 
@@ -91,6 +93,7 @@ pub fn validate(
         (UPDATES_GROUP, "Gate" | "MemberUpgrade") => updates::validate_immutable_spec(new, old),
         (KARPENTER_GROUP, "NodePool") => nodes::validate_node_pool(new, old),
         (KARPENTER_GROUP, "NodeClaim") => nodes::validate_node_claim(new, old),
+        (AZURE_GROUP, "AKSNodeClass") => nodes::validate_node_class(new),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         ("", "ConfigMap") => core::validate_config_map(new),
         ("", "Secret") => core::validate_secret(new),

@@ -14,6 +14,28 @@ use crate::nodes::{
     RequirementOperator,
 };
 
+/// Validates an `AKSNodeClass`: image garbage collection starts above where it stops (the
+/// AKS provider's CEL rule, at the same place with the same message).
+pub(crate) fn validate_node_class(new: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(kubelet) = new.pointer("/spec/kubelet") else {
+        return errors;
+    };
+    let percent = |key: &str| kubelet.get(key).and_then(Value::as_i64);
+    if let (Some(high), Some(low)) = (
+        percent("imageGCHighThresholdPercent"),
+        percent("imageGCLowThresholdPercent"),
+    ) && high <= low
+    {
+        errors.push(FieldError::invalid(
+            Path::new("spec").child("kubelet"),
+            kubelet.clone(),
+            "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",
+        ));
+    }
+    errors
+}
+
 /// Validates a `NodePool`.
 pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
@@ -42,6 +64,11 @@ pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldE
             ));
         }
     }
+    class_ref_rules(
+        new.pointer("/spec/template/spec/nodeClassRef"),
+        &template.child("spec").child("nodeClassRef"),
+        &mut errors,
+    );
     let budgets = Path::new("spec").child("disruption").child("budgets");
     for (i, budget) in pool
         .disruption
@@ -76,6 +103,11 @@ pub(crate) fn validate_node_claim(new: &Value, old: Option<&Value>) -> Vec<Field
             &mut errors,
         );
     }
+    class_ref_rules(
+        new.pointer("/spec/nodeClassRef"),
+        &Path::new("spec").child("nodeClassRef"),
+        &mut errors,
+    );
     if let Some(old) = old {
         immutable(
             &Path::new("spec"),
@@ -85,6 +117,22 @@ pub(crate) fn validate_node_claim(new: &Value, old: Option<&Value>) -> Vec<Field
         );
     }
     errors
+}
+
+/// A node class reference names its group, kind and name (Karpenter's CEL rules, with their
+/// messages); the schema's pattern keeps a `/` out of the group.
+fn class_ref_rules(class_ref: Option<&Value>, path: &Path, errors: &mut Vec<FieldError>) {
+    for key in ["group", "kind", "name"] {
+        if let Some(value) = class_ref.and_then(|r| r.get(key))
+            && value.as_str() == Some("")
+        {
+            errors.push(FieldError::invalid(
+                path.child(key),
+                value.clone(),
+                format!("{key} may not be empty"),
+            ));
+        }
+    }
 }
 
 /// A budget's `schedule` and `duration` are set together, and the schedule is valid cron.

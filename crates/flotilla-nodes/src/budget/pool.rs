@@ -176,11 +176,14 @@ impl PoolAllowances {
             .join(" ")
     }
 
-    /// `allowed` as a status number: unlimited is every node not already disrupting.
+    /// `allowed` as a status number, never more than the nodes not already disrupting (a
+    /// budget of 10 on a pool of 2 nodes allows 2; unlimited allows them all), so the figure
+    /// shown never rises when a more restrictive budget becomes active.
     fn status_figure(&self, allowed: Limit) -> i64 {
+        let left = self.counts.nodes.saturating_sub(self.counts.disrupting);
         let nodes = match allowed {
-            Limit::Nodes(nodes) => nodes,
-            Limit::Unlimited => self.counts.nodes.saturating_sub(self.counts.disrupting),
+            Limit::Nodes(nodes) => nodes.min(left),
+            Limit::Unlimited => left,
         };
         i64::try_from(nodes).unwrap_or(i64::MAX)
     }
@@ -198,6 +201,7 @@ impl PoolAllowances {
                 let name = index.map_or("the default budget".to_string(), |index| {
                     format!("budget {index}")
                 });
+                let limit = (*limit).min(nodes);
                 match (&budget.schedule, &budget.duration) {
                     (Some(schedule), Some(duration)) => format!(
                         "{name} ({:?}, schedule {schedule:?} for {duration}) is active: {limit} of {nodes} nodes",

@@ -35,7 +35,7 @@ fn node(name: &str, ready: bool) -> Node {
 
 /// The seed's first NodePool: 10%, and 0 on weekdays from 09:00 for 8 hours.
 fn seed_default() -> NodePool {
-    let yaml = include_str!("../../../../examples/nodes/nodepool-default.yaml");
+    let yaml = include_str!("../../../../examples/nodes/seed-003/nodepool-default.yaml");
     serde_saphyr::from_str(yaml).unwrap()
 }
 

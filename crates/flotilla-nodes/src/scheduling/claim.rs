@@ -69,6 +69,7 @@ pub(super) enum OpenFailure {
     Incompatible(Box<Incompatibility>),
     NoCompatibleType(Requirements),
     ExceedsLimits(Resources),
+    NodeLimit,
     NoRoom(Resources),
     MinValues(MinValuesShortfall),
 }
@@ -94,6 +95,7 @@ impl fmt::Display for OpenFailure {
                 f,
                 "every compatible instance type with room exceeds the pool's remaining limits ({remaining})"
             ),
+            OpenFailure::NodeLimit => write!(f, "the pool has as many nodes as its limits.nodes"),
             OpenFailure::NoRoom(requests) => write!(
                 f,
                 "no compatible instance type has room for {requests} (daemon overhead included)"

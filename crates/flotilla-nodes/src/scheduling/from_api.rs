@@ -83,12 +83,17 @@ pub fn taints(items: &[k8s_openapi::api::core::v1::Taint]) -> Vec<Taint> {
     items.iter().filter_map(Taint::from_k8s).collect()
 }
 
+/// The `limits` key that caps how many nodes a pool has (Karpenter counts them as a resource).
+pub const NODES_LIMIT: &str = "nodes";
+
 /// The scheduler's view of `pool`: its weight, template requirements, labels and taints (not
 /// its startup taints), what its `limits` leave after `in_use` (the capacity of its nodes and
-/// in-flight claims), and the `daemon_overhead` every new node starts with.
+/// in-flight claims, `nodes_in_use` of them), and the `daemon_overhead` every new node starts
+/// with.
 pub fn pool_model(
     pool: &NodePool,
     in_use: Resources,
+    nodes_in_use: u64,
     daemon_overhead: Resources,
 ) -> Result<model::NodePool, ConversionError> {
     let template = &pool.spec.template;
@@ -102,6 +107,19 @@ pub fn pool_model(
     } else {
         Some(remaining_limits(&pool.spec.limits, in_use)?)
     };
+    let remaining_nodes = match pool.spec.limits.get(NODES_LIMIT) {
+        Some(limit) => {
+            let nodes = limit
+                .0
+                .parse::<u64>()
+                .map_err(|_| ConversionError::Quantity {
+                    resource: NODES_LIMIT.to_string(),
+                    value: limit.0.clone(),
+                })?;
+            Some(nodes.saturating_sub(nodes_in_use))
+        }
+        None => None,
+    };
     Ok(model::NodePool {
         name: pool.metadata.name.clone().unwrap_or_default(),
         weight: pool.spec.weight.unwrap_or(0),
@@ -109,6 +127,7 @@ pub fn pool_model(
         labels,
         taints: taints(&template.spec.taints),
         remaining,
+        remaining_nodes,
         daemon_overhead,
     })
 }
@@ -161,7 +180,7 @@ mod tests {
         ];
         spec.limits = [("cpu".to_string(), Quantity("100".into()))].into();
         let pool = NodePool::new("spot", spec);
-        let model = pool_model(&pool, Resources::new(40_000, 0, 0, 0), Resources::ZERO).unwrap();
+        let model = pool_model(&pool, Resources::new(40_000, 0, 0, 0), 0, Resources::ZERO).unwrap();
         assert_eq!(model.name, "spot");
         assert_eq!(model.weight, 30);
         assert!(
@@ -216,7 +235,7 @@ mod tests {
     fn a_pool_without_limits_is_unlimited_and_bad_values_are_errors() {
         let pool = NodePool::new("default", NodePoolSpec::default());
         assert_eq!(
-            pool_model(&pool, Resources::ZERO, Resources::ZERO)
+            pool_model(&pool, Resources::ZERO, 0, Resources::ZERO)
                 .unwrap()
                 .remaining,
             None

@@ -95,6 +95,9 @@ pub struct NodePool {
     /// limit; unlimited components are `i64::MAX`. A launch counts against it with the largest
     /// capacity among the claim's instance-type options, as in Karpenter.
     pub remaining: Option<Resources>,
+    /// How many more nodes the pool's `limits.nodes` allows, `None` without that limit; each
+    /// new claim takes one.
+    pub remaining_nodes: Option<u64>,
     /// What the DaemonSet pods that would run on a node of this pool request: every new claim
     /// starts with it.
     pub daemon_overhead: Resources,
@@ -110,6 +113,7 @@ impl NodePool {
             labels: BTreeMap::new(),
             taints: Vec::new(),
             remaining: None,
+            remaining_nodes: None,
             daemon_overhead: Resources::ZERO,
         }
     }

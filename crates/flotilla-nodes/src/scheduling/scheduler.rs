@@ -106,6 +106,8 @@ struct Run<'n> {
     by_fewest_pods: Vec<usize>,
     /// Each pool's remaining limits, in the scheduler's pool order.
     remaining: Vec<Option<Resources>>,
+    /// How many more nodes each pool's `limits.nodes` allows, in the same order.
+    remaining_nodes: Vec<Option<u64>>,
 }
 
 impl Run<'_> {
@@ -193,6 +195,7 @@ impl<'a> Scheduler<'a> {
             claims: Vec::new(),
             by_fewest_pods: Vec::new(),
             remaining: self.pools.iter().map(|t| t.pool.remaining).collect(),
+            remaining_nodes: self.pools.iter().map(|t| t.pool.remaining_nodes).collect(),
         };
         let mut unschedulable = BTreeMap::new();
         for index in order {
@@ -262,11 +265,18 @@ impl<'a> Scheduler<'a> {
         let mut failures = Vec::new();
         for &template in &self.pools {
             let pool_index = template.index;
+            if run.remaining_nodes[pool_index] == Some(0) {
+                failures.push((pool_index, OpenFailure::NodeLimit));
+                continue;
+            }
             let remaining = run.remaining[pool_index].as_ref();
             match PlannedClaim::open(template, remaining, index, pod, term, &mut self.catalog) {
                 Ok(claim) => {
                     if let Some(remaining) = &mut run.remaining[pool_index] {
                         *remaining -= claim.largest_capacity(self.catalog.instance_types);
+                    }
+                    if let Some(nodes) = &mut run.remaining_nodes[pool_index] {
+                        *nodes -= 1;
                     }
                     run.add_claim(claim);
                     return Ok(());

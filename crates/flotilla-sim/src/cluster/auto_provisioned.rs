@@ -47,7 +47,7 @@ fn class_image(class: &AKSNodeClass) -> Option<String> {
         .as_ref()
         .and_then(|s| s.image_version.clone())
         .or_else(|| class.spec.image_version.clone())?;
-    Some(image_name(class.spec.image_family, &version))
+    Some(image_name(class, &version))
 }
 
 impl SimCluster {
@@ -164,7 +164,7 @@ impl SimCluster {
                 "{image:?} is not a node image name"
             )))
         })?;
-        if image_name(class.spec.image_family, version) != image {
+        if image_name(&class, version) != image {
             return Err(SimError::Api(ApiError::bad_request(format!(
                 "image {image} is not of AKSNodeClass {:?}'s image family",
                 class.metadata.name.as_deref().unwrap_or_default()

@@ -213,11 +213,9 @@ fn booted_node(
     let instance = cloud::catalog_entry(labels.get(labels::INSTANCE_TYPE)?)?;
     let name = machine_name(claim);
     let version = claim.status.as_ref()?.image_id.clone().unwrap_or_default();
-    let family = view
-        .classes
-        .get(claim.spec.node_class_ref.name.as_str())
-        .and_then(|c| c.spec.image_family);
-    let image = super::node_classes::image_name(family, &version);
+    // A claim launches only with its class (it is not Launched without one).
+    let class = view.classes.get(claim.spec.node_class_ref.name.as_str())?;
+    let image = super::node_classes::image_name(class, &version);
     let mut node = machine_node(
         &Machine {
             member: ctx.member,

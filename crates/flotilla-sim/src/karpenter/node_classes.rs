@@ -2,7 +2,7 @@
 //! resolves to now, which new nodes run and existing nodes drift from.
 
 use flotilla_api::conditions::{NewCondition, set_condition};
-use flotilla_api::nodes::{AKSNodeClassStatus, ImageFamily};
+use flotilla_api::nodes::{AKSNodeClass, AKSNodeClassStatus, ImageFamily};
 use jiff::Timestamp;
 
 use super::status_write;
@@ -13,12 +13,19 @@ use crate::reconcile::ClusterState;
 /// `imageVersion` runs.
 pub const NEWEST_IMAGE_VERSION: &str = "202501.12.0";
 
-/// The full node image name of `version` in `family` (the node's
+/// The full node image name of `version` in the family `class` names (the node's
 /// `kubernetes.azure.com/node-image-version` label): `AKSUbuntu-2204gen2containerd-202501.12.0`.
-pub fn image_name(family: Option<ImageFamily>, version: &str) -> String {
-    let prefix = match family.unwrap_or_default() {
+/// `Ubuntu` resolves by the Kubernetes version in the class's status.
+pub fn image_name(class: &AKSNodeClass, version: &str) -> String {
+    let kubernetes_version = class
+        .status
+        .as_ref()
+        .and_then(|s| s.kubernetes_version.as_deref())
+        .unwrap_or_default();
+    let family = class.spec.image_family.unwrap_or_default();
+    let prefix = match family.resolve(kubernetes_version) {
         ImageFamily::Ubuntu2204 => "AKSUbuntu-2204gen2containerd",
-        ImageFamily::Ubuntu2404 => "AKSUbuntu-2404gen2containerd",
+        ImageFamily::Ubuntu | ImageFamily::Ubuntu2404 => "AKSUbuntu-2404gen2containerd",
         ImageFamily::AzureLinux => "AKSAzureLinux-V3gen2",
     };
     format!("{prefix}-{version}")

@@ -159,12 +159,14 @@ pub fn pool_models(
     ctx: &Context<'_>,
 ) -> Vec<flotilla_nodes::scheduling::NodePool> {
     let daemons = daemon_pods(view);
-    let mut in_use: HashMap<&str, Resources> = HashMap::new();
+    let mut in_use: HashMap<&str, (Resources, u64)> = HashMap::new();
     for claim in &view.state.node_claims {
         if let Some(pool) = pool_label(&claim.metadata)
             && let Some(capacity) = claimed_capacity(claim, ctx)
         {
-            *in_use.entry(pool).or_insert(Resources::ZERO) += capacity;
+            let used = in_use.entry(pool).or_insert((Resources::ZERO, 0));
+            used.0 += capacity;
+            used.1 += 1;
         }
     }
     view.pools
@@ -172,8 +174,8 @@ pub fn pool_models(
         .filter(|(_, pool)| pool.metadata.deletion_timestamp.is_none())
         .filter(|(_, pool)| view.class_of(pool).is_ok())
         .filter_map(|(name, pool)| {
-            let used = in_use.get(name).copied().unwrap_or(Resources::ZERO);
-            let mut model = pool_model(pool, used, Resources::ZERO).ok()?;
+            let (used, nodes) = in_use.get(name).copied().unwrap_or((Resources::ZERO, 0));
+            let mut model = pool_model(pool, used, nodes, Resources::ZERO).ok()?;
             model.daemon_overhead = daemon_overhead(&model, &daemons);
             Some(model)
         })
