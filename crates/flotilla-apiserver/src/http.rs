@@ -404,6 +404,7 @@ async fn dispatch(
         _ => "OTHER",
     };
     let resource = info.plural.clone();
+    let deprecation = info.deprecation.clone();
     let output = Output::from_accept(req.headers())
         .with_include(query.get("includeObject").map(String::as_str));
     let request = ResourceRequest {
@@ -421,10 +422,11 @@ async fn dispatch(
             Err(_) => Err(ApiError::timeout()),
         }
     };
+    let response = result.unwrap_or_else(|e| error_response(&e));
     (
         verb.to_string(),
         resource,
-        result.unwrap_or_else(|e| error_response(&e)),
+        with_warnings(response, deprecation.as_slice()),
     )
 }
 

@@ -51,6 +51,9 @@ pub struct ResourceInfo {
     pub selectable_fields: Vec<String>,
     /// True for Flotilla's own and core kinds (not deletable through CRDs).
     pub builtin: bool,
+    /// For a version its CRD marks `deprecated`: the warning every request to it gets
+    /// (`deprecationWarning`, or kube's default `<group>/<version> <Kind> is deprecated`).
+    pub deprecation: Option<String>,
 }
 
 impl ResourceInfo {
@@ -433,6 +436,12 @@ pub fn resources_of(crd: &Value, builtin: bool) -> Vec<ResourceInfo> {
                     .map(|a| a.iter().filter_map(|f| f["jsonPath"].as_str().map(|p| p.trim_start_matches('.').to_string())).collect())
                     .unwrap_or_default(),
                 builtin,
+                deprecation: v["deprecated"].as_bool().unwrap_or(false).then(|| {
+                    v["deprecationWarning"].as_str().map_or_else(
+                        || format!("{group}/{} {kind} is deprecated", v["name"].as_str().unwrap_or_default()),
+                        String::from,
+                    )
+                }),
             })
         })
         .collect()

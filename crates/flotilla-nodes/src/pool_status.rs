@@ -111,6 +111,7 @@ pub fn pool_status(
     let lifetime = expire_after(&pool.spec);
     let mut status = pool.status.clone().unwrap_or_default();
     status.resources = resources(nodes);
+    status.nodes = Some(i64::try_from(nodes.len()).unwrap_or(i64::MAX));
     status.allowed_disruptions = allowances.to_status();
     status.allowed_disruptions_summary = Some(allowances.summary());
     status.expire_after = Some(lifetime.text.clone());

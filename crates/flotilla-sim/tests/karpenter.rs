@@ -842,12 +842,55 @@ async fn deleting_a_node_pool_terminates_its_claims_and_nodes() {
         );
     }
 
+    let versions = m.record::<NodeClaim>().await;
     Api::<NodePool>::all(m.client.clone())
         .delete("default", &DeleteParams::default())
         .await
         .unwrap();
     m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
         .await;
+    // Each claim says how its termination goes, in Karpenter's order: draining, drained and
+    // volumes detached, then the instance terminating.
+    let seen = versions.lock().unwrap().clone();
+    let mut drained_some = false;
+    for claim in &up.claims {
+        let name = claim.metadata.name.clone();
+        let states: Vec<Vec<(String, String)>> = seen
+            .iter()
+            .filter(|c| c.metadata.name == name)
+            .map(|c| {
+                c.status
+                    .iter()
+                    .flat_map(|s| &s.conditions)
+                    .filter(|c| {
+                        ["Drained", "VolumesDetached", "InstanceTerminating"]
+                            .contains(&c.type_.as_str())
+                    })
+                    .map(|c| (c.type_.clone(), c.status.clone()))
+                    .collect()
+            })
+            .collect();
+        let first = |wanted: (&str, &str)| {
+            states.iter().position(|conditions| {
+                conditions
+                    .iter()
+                    .any(|(t, s)| (t.as_str(), s.as_str()) == wanted)
+            })
+        };
+        let draining = first(("Drained", "False"));
+        let drained = first(("Drained", "True"));
+        let detached = first(("VolumesDetached", "True"));
+        let terminating = first(("InstanceTerminating", "True"));
+        assert!(
+            drained.is_some()
+                && draining.is_none_or(|d| Some(d) < drained)
+                && drained <= detached
+                && detached < terminating,
+            "claim {name:?}: {states:?}"
+        );
+        drained_some |= draining.is_some();
+    }
+    assert!(drained_some, "a node with pods said it was draining");
     let after = m.snapshot().await;
     assert!(
         Api::<NodePool>::all(m.client.clone())

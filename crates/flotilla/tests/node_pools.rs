@@ -140,6 +140,32 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
         ),
         before
     );
+
+    // AKSNodeClass is also served at the AKS provider's deprecated v1alpha2, with its warning.
+    let old = hub.kubectl_stdin(
+        &["--kubeconfig", member.to_str().unwrap(), "apply", "-f", "-"],
+        "apiVersion: karpenter.azure.com/v1alpha2\nkind: AKSNodeClass\nmetadata: {name: older}\nspec: {imageFamily: AzureLinux}\n",
+    );
+    assert!(
+        old.status.success(),
+        "{}",
+        String::from_utf8_lossy(&old.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&old.stderr).contains("use v1beta1.AKSNodeClass instead"),
+        "{}",
+        String::from_utf8_lossy(&old.stderr)
+    );
+    assert_eq!(
+        kubectl(&[
+            "get",
+            "aksnodeclasses.v1beta1.karpenter.azure.com",
+            "older",
+            "-o",
+            "jsonpath={.apiVersion} {.spec.imageFamily}"
+        ]),
+        "karpenter.azure.com/v1beta1 AzureLinux"
+    );
 }
 
 const WEB_WITH_BUDGET: &str = r#"

@@ -281,7 +281,7 @@ fn a_real_cluster_joined_with_flotilla_join_gets_what_is_placed_and_says_why_whe
         "{message}"
     );
     assert!(message.contains("`flotilla join` prints"), "{message}");
-    let (status, _, message) = eventually("the placement says why for real-1", 90, || {
+    let (status, _, message) = eventually("the placement says why for real-1", 180, || {
         let c = per_cluster(&hub, "real-1", "Applied");
         (c.0 == "False" && c.2.contains("AppliedWork")).then_some(c)
     });

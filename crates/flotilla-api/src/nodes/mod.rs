@@ -55,11 +55,36 @@ pub const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered";
 /// The node class a pool without `nodeClassRef` uses, as in AKS node auto-provisioning.
 pub const DEFAULT_NODE_CLASS: &str = "default";
 
-/// The kinds as CRDs, each served and stored at its one version.
+/// The kinds as CRDs: NodePool and NodeClaim at `v1`; AKSNodeClass stored at `v1beta1` and
+/// also served, deprecated, at `v1alpha2` as the AKS provider still serves it (the two
+/// versions have the same fields, so objects convert by their `apiVersion` alone).
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
         finished(NodePool::crd()),
         finished(NodeClaim::crd()),
-        finished(AKSNodeClass::crd()),
+        with_deprecated_version(
+            finished(AKSNodeClass::crd()),
+            AKS_NODE_CLASS_OLD_VERSION,
+            "use v1beta1.AKSNodeClass instead",
+        ),
     ]
+}
+
+/// The AKSNodeClass version the AKS provider served before `v1beta1`.
+pub const AKS_NODE_CLASS_OLD_VERSION: &str = "v1alpha2";
+
+/// `crd` also served at `version` with its stored version's schema and columns, deprecated with
+/// `warning`, neither stored nor listed first.
+fn with_deprecated_version(
+    mut crd: CustomResourceDefinition,
+    version: &str,
+    warning: &str,
+) -> CustomResourceDefinition {
+    let mut old = crd.spec.versions[0].clone();
+    old.name = version.to_string();
+    old.storage = false;
+    old.deprecated = Some(true);
+    old.deprecation_warning = Some(warning.to_string());
+    crd.spec.versions.push(old);
+    crd
 }

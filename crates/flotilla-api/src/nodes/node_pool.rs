@@ -287,6 +287,9 @@ pub struct NodePoolStatus {
     /// The resources of the pool's nodes, `nodes` included.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub resources: BTreeMap<String, Quantity>,
+    /// How many nodes the pool has (Karpenter's `status.nodes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<i64>,
     /// `Ready`, `NodeClassReady`, `ValidationSucceeded`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,

@@ -81,6 +81,7 @@ fn the_seed_pool_blocks_disruption_in_weekday_business_hours_only() {
         Some("spec.disruption.expireAfter")
     );
     assert_eq!(status.resources["nodes"].0, "12");
+    assert_eq!(status.nodes, Some(12));
     assert_eq!(status.resources["cpu"].0, "48");
     assert_eq!(status.resources["pods"].0, "1320");
 }

@@ -62,7 +62,7 @@ pub fn claim_is(claim: &NodeClaim, type_: &str) -> bool {
 }
 
 /// Sets a condition on a status being built.
-fn set(
+pub(super) fn set(
     status: &mut NodeClaimStatus,
     type_: &str,
     value: &str,
@@ -430,6 +430,9 @@ fn pool_of(claim: &NodeClaim) -> &str {
         .map_or("", String::as_str)
 }
 
+/// The claim condition saying its instance is being deleted.
+const INSTANCE_TERMINATING: &str = "InstanceTerminating";
+
 /// Finalizes a claim being deleted: stamps its termination time, deletes its node, and
 /// releases the claim once the node is gone.
 fn finalize(claim: &NodeClaim, view: &View<'_>, plan: &mut Plan, now: Timestamp) {
@@ -469,6 +472,22 @@ fn finalize(claim: &NodeClaim, view: &View<'_>, plan: &mut Plan, now: Timestamp)
             plan.push(Action::Delete(crate::objects::ObjectRef::of(node)));
         }
         Some(_) => {}
+        None if !claim_is(claim, INSTANCE_TERMINATING) => {
+            // The node is gone: the instance's deletion starts, and the claim says so before
+            // it lets go (Karpenter's InstanceTerminating condition).
+            let mut status = claim.status.clone().unwrap_or_default();
+            let instance = status.provider_id.clone().unwrap_or_default();
+            set(
+                &mut status,
+                INSTANCE_TERMINATING,
+                "True",
+                INSTANCE_TERMINATING,
+                format!("terminating instance {instance}"),
+                now,
+            );
+            plan.push(super::status_write(claim, &status));
+            plan.wake(now);
+        }
         None => {
             let mut out = claim.clone();
             if let Some(f) = out.metadata.finalizers.as_mut() {

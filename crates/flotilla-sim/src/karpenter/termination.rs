@@ -2,19 +2,22 @@
 //! expiration, its pool's deletion or `kubectl delete node` — is tainted
 //! `karpenter.sh/disrupted`, its claim deleted too, and drained in the reference's four tiers
 //! through evictions that honour PodDisruptionBudgets and `do-not-disrupt`, until the claim's
-//! termination time forces what is left. Once drained, its finalizer is released; the claim's
-//! own finalizer then releases the instance.
+//! termination time forces what is left, its claim saying so (`Drained` False, then True, and
+//! `VolumesDetached`). Once drained, its finalizer is released; the claim's own finalizer then
+//! releases the instance (`InstanceTerminating`).
 
 use std::collections::HashMap;
 
+use flotilla_api::nodes::NodeClaim;
 use flotilla_api::nodes::{TERMINATION_FINALIZER, TERMINATION_TIMESTAMP_ANNOTATION};
 use flotilla_nodes::termination::{DrainPod, drain};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
 
+use super::claims::set;
 use super::disruption::{tainted, with_taint};
 use super::view::View;
-use super::{COMPONENT, reference};
+use super::{COMPONENT, reference, status_write};
 use crate::actions::{Action, EventNote, Plan};
 use crate::objects::ObjectRef;
 
@@ -76,12 +79,54 @@ fn terminate(node: &Node, view: &View<'_>, budgets: &mut Budgets, plan: &mut Pla
     if let Some(at) = outcome.wake_at {
         plan.wake(at);
     }
+    if let Some(claim) = view.claim_of(node) {
+        drain_conditions(claim, name, pods.len(), outcome.drained, plan, now);
+    }
     if outcome.drained {
         let mut released = node.clone();
         if let Some(f) = released.metadata.finalizers.as_mut() {
             f.retain(|f| f != TERMINATION_FINALIZER);
         }
         plan.push(Action::update(&released));
+    }
+}
+
+/// The claim's `Drained` and `VolumesDetached` conditions while its node drains: Drained is
+/// False while `left` pods remain, then True; VolumesDetached turns True once drained (a
+/// simulated node has no volume attachments to wait for). Written only when they change.
+fn drain_conditions(
+    claim: &NodeClaim,
+    node: &str,
+    left: usize,
+    drained: bool,
+    plan: &mut Plan,
+    now: Timestamp,
+) {
+    let before = claim.status.clone().unwrap_or_default();
+    let mut status = before.clone();
+    if drained {
+        set(
+            &mut status,
+            "Drained",
+            "True",
+            "Drained",
+            String::new(),
+            now,
+        );
+        set(
+            &mut status,
+            "VolumesDetached",
+            "True",
+            "VolumesDetached",
+            "no volume attachments remain".into(),
+            now,
+        );
+    } else {
+        let message = format!("waiting for {left} pod(s) to leave node {node}");
+        set(&mut status, "Drained", "False", "Draining", message, now);
+    }
+    if status != before {
+        plan.push(status_write(claim, &status));
     }
 }
 
