@@ -93,6 +93,7 @@ impl Fleet {
             readiness_delay: readiness,
             job_duration: Duration::from_secs(10),
             clock: shared,
+            ..SimOptions::default()
         };
         let member = SimCluster::start(&member_spec(), options, kinds())
             .await

@@ -7,6 +7,7 @@ mod auto_provisioned;
 mod machinery;
 mod writer;
 
+pub use flotilla_nodes::consolidation::ConsolidationOptions;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -41,6 +42,8 @@ pub struct SimOptions {
     pub job_duration: Duration,
     /// The clock the member's machinery reads and sleeps on.
     pub clock: Arc<dyn Clock>,
+    /// What Karpenter's feature gates switch on in its consolidation.
+    pub consolidation: ConsolidationOptions,
 }
 
 impl Default for SimOptions {
@@ -50,6 +53,7 @@ impl Default for SimOptions {
             readiness_delay: Duration::from_secs(5),
             job_duration: Duration::from_secs(10),
             clock: Arc::new(SystemClock),
+            consolidation: ConsolidationOptions::default(),
         }
     }
 }
@@ -59,6 +63,7 @@ impl std::fmt::Debug for SimOptions {
         f.debug_struct("SimOptions")
             .field("readiness_delay", &self.readiness_delay)
             .field("job_duration", &self.job_duration)
+            .field("consolidation", &self.consolidation)
             .finish_non_exhaustive()
     }
 }
@@ -179,6 +184,7 @@ impl SimCluster {
                 readiness_delay: to_duration(options.readiness_delay),
                 job_duration: to_duration(options.job_duration),
             },
+            consolidation: options.consolidation,
         };
         let clock = options.clock;
         let shared = Arc::new(RwLock::new(spec.clone()));

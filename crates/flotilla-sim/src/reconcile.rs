@@ -59,6 +59,8 @@ pub struct Settings {
     pub kubernetes_version: String,
     /// How long containers take.
     pub timing: Timing,
+    /// What Karpenter's feature gates switch on in its consolidation.
+    pub consolidation: flotilla_nodes::consolidation::ConsolidationOptions,
 }
 
 /// Groups objects by the uid of their controller.

@@ -15,6 +15,7 @@ use std::time::Duration;
 use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodePool};
 use flotilla_apiserver::registry::Registry;
 use flotilla_apiserver::{Clock, ManualClock};
+use flotilla_nodes::consolidation::ConsolidationOptions;
 use flotilla_sim::cluster::{SimCluster, SimOptions};
 use flotilla_sim::fleet::MemberSpec;
 use futures::StreamExt;
@@ -49,6 +50,11 @@ async fn member() -> Member {
 
 /// A member (as [`member`]) whose clock starts at `start`.
 async fn member_at(start: &str) -> Member {
+    member_with(start, ConsolidationOptions::default()).await
+}
+
+/// A member (as [`member_at`]) whose Karpenter consolidates with `consolidation`.
+async fn member_with(start: &str, consolidation: ConsolidationOptions) -> Member {
     let clock = ManualClock::new(start.parse().unwrap());
     let spec = MemberSpec {
         name: "member-1".into(),
@@ -65,6 +71,7 @@ async fn member_at(start: &str) -> Member {
         readiness_delay: Duration::from_secs(5),
         job_duration: Duration::from_secs(10),
         clock: Arc::new(clock.clone()),
+        consolidation,
     };
     let sim = SimCluster::start(&spec, options, kinds())
         .await
@@ -1401,4 +1408,76 @@ spec:
             .is_some_and(|m| m.contains("limits.nodes"))),
         "the pending pods say the node limit holds them"
     );
+}
+
+/// A spot-only pool that consolidates underutilized nodes at once.
+const SPOT_POOL: &str = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 0s
+    budgets:
+    - nodes: "100%"
+"#;
+
+/// A spot node left running one small pod, on a member whose Karpenter consolidates with
+/// `consolidation`: the snapshot before and after three simulated minutes, and the events.
+async fn underutilized_spot_node(
+    consolidation: ConsolidationOptions,
+) -> (Snapshot, Snapshot, Vec<Event>) {
+    let m = member_with(START, consolidation).await;
+    m.apply::<NodePool>(SPOT_POOL).await;
+    create_deployment(&m, &deployment("big", 1, "30", &[])).await;
+    create_deployment(&m, &deployment("small", 1, "500m", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let before = m.snapshot().await;
+    assert_eq!(
+        (before.running(), before.nodes.len()),
+        (2, 1),
+        "one big spot node for both"
+    );
+    m.scale("big", 0).await;
+    m.run(Duration::from_secs(180), 5 * SECOND, &mut |_| {})
+        .await;
+    (before, m.snapshot().await, m.events().await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spot_nodes_are_replaced_by_spot_nodes_only_with_the_feature_gate() {
+    let (before, after, events) = underutilized_spot_node(ConsolidationOptions::default()).await;
+    assert_eq!(
+        after.node_names(),
+        before.node_names(),
+        "without the gate the node stays"
+    );
+    assert!(
+        with_reason(&events, "Unconsolidatable").iter().any(|e| e
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("spot-to-spot consolidation is disabled"))),
+        "the claim says why it is not consolidated"
+    );
+
+    let gate = ConsolidationOptions::from_feature_gates("SpotToSpotConsolidation=true").unwrap();
+    let (before, after, events) = underutilized_spot_node(gate).await;
+    let why: Vec<_> = with_reason(&events, "Unconsolidatable")
+        .iter()
+        .map(|e| e.message.clone())
+        .collect();
+    assert_eq!(after.running(), 1, "{why:?}");
+    assert_eq!(after.nodes.len(), 1);
+    assert!(
+        after.node_names().is_disjoint(&before.node_names()),
+        "with the gate the node is replaced: {why:?}"
+    );
+    assert!(after.price() < before.price(), "by a cheaper spot node");
 }

@@ -61,6 +61,7 @@ async fn member() -> Member {
         readiness_delay: Duration::from_secs(5),
         job_duration: Duration::from_secs(10),
         clock: Arc::new(clock.clone()),
+        ..SimOptions::default()
     };
     // Spawned, to prove the start future can run on any worker (`flotilla up` spawns them).
     let kinds = kinds().clone();

@@ -47,6 +47,8 @@ pub struct FleetRuntime {
     pub apis: MemberApis,
     /// From a pod's scheduling to its readiness, on the clock.
     pub readiness_delay: Duration,
+    /// What Karpenter's feature gates switch on in every member's consolidation.
+    pub consolidation: flotilla_sim::cluster::ConsolidationOptions,
 }
 
 /// Brings every member of `fleet` up, reports progress until all have joined, then keeps
@@ -179,6 +181,7 @@ async fn start_member(
     let options = SimOptions {
         clock: runtime.clock.clone(),
         readiness_delay: runtime.readiness_delay,
+        consolidation: runtime.consolidation,
         ..SimOptions::default()
     };
     let sim = SimCluster::start(&spec, options, kinds)

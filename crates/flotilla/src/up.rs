@@ -1,6 +1,7 @@
 //! `flotilla up` and `flotilla hub`: start the hub over a durable store, serve it over HTTPS,
 //! write the kubeconfig, and run until interrupted.
 
+use flotilla_sim::cluster::ConsolidationOptions;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +41,11 @@ pub struct UpArgs {
     /// simulated member.
     #[arg(long, default_value_t = 5.0)]
     pub readiness_delay: f64,
+    /// Karpenter's feature gates in every simulated member, written as Karpenter's own
+    /// `--feature-gates` (`SpotToSpotConsolidation=true`); a gate the simulator does not
+    /// model is refused.
+    #[arg(long, default_value = "")]
+    pub feature_gates: String,
     /// What clients may hold open.
     #[command(flatten)]
     pub connections: serve::ConnectionArgs,
@@ -84,6 +90,7 @@ enum HubMode {
 struct SimulatedFleet {
     fleet: Fleet,
     readiness_delay: std::time::Duration,
+    consolidation: ConsolidationOptions,
 }
 
 /// Runs `flotilla up`.
@@ -95,6 +102,8 @@ pub async fn up(args: UpArgs) -> Result<()> {
         std::time::Duration::try_from_secs_f64(args.readiness_delay).map_err(|_| {
             anyhow::anyhow!("--readiness-delay must be a non-negative number of seconds")
         })?;
+    let consolidation = ConsolidationOptions::from_feature_gates(&args.feature_gates)
+        .map_err(|e| anyhow::anyhow!("--feature-gates: {e}"))?;
     let fleet = match (&args.fleet, args.members) {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path)
@@ -113,6 +122,7 @@ pub async fn up(args: UpArgs) -> Result<()> {
     let members = SimulatedFleet {
         fleet,
         readiness_delay,
+        consolidation,
     };
     let mode = HubMode::Standalone;
     let dir = &args.data_dir;
@@ -322,6 +332,7 @@ async fn run_hub(
                     clock,
                     apis: member_apis,
                     readiness_delay: members.readiness_delay,
+                    consolidation: members.consolidation,
                 };
                 fleet_runner::run(members.fleet, runtime).await
             }

@@ -295,3 +295,25 @@ fn kubectl_drain_evicts_within_the_pod_disruption_budget() {
         Some("true")
     );
 }
+
+/// `flotilla up --feature-gates` takes Karpenter's own syntax and refuses a gate the
+/// simulator does not model, naming the ones it does.
+#[test]
+fn up_refuses_a_feature_gate_it_does_not_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["up", "--members", "0", "--listen", "127.0.0.1:0"])
+        .args(["--feature-gates", "NodeRepair=true", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("flotilla up");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "--feature-gates: feature gate NodeRepair is not modelled by Flotilla's simulated \
+             Karpenter (supported: SpotToSpotConsolidation)"
+        ),
+        "{stderr}"
+    );
+}

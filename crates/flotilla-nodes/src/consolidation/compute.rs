@@ -23,6 +23,44 @@ pub struct ConsolidationOptions {
     pub spot_to_spot: bool,
 }
 
+/// Karpenter's feature gate that switches spot-to-spot consolidation on.
+pub const SPOT_TO_SPOT_GATE: &str = "SpotToSpotConsolidation";
+
+impl ConsolidationOptions {
+    /// The options Karpenter's `--feature-gates` value `gates` sets
+    /// (`SpotToSpotConsolidation=true`, comma-separated `Name=true|false`; empty: none). A gate
+    /// Flotilla does not model is refused, naming the ones it does, rather than ignored.
+    pub fn from_feature_gates(gates: &str) -> Result<Self, String> {
+        let mut options = ConsolidationOptions::default();
+        for gate in gates.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+            let Some((name, value)) = gate.split_once('=') else {
+                return Err(format!(
+                    "feature gate {gate:?} is not of the form Name=true|false"
+                ));
+            };
+            let on = match value.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(format!(
+                        "feature gate {name}: {other:?} is not true or false"
+                    ));
+                }
+            };
+            match name.trim() {
+                SPOT_TO_SPOT_GATE => options.spot_to_spot = on,
+                other => {
+                    return Err(format!(
+                        "feature gate {other} is not modelled by Flotilla's simulated Karpenter \
+                         (supported: {SPOT_TO_SPOT_GATE})"
+                    ));
+                }
+            }
+        }
+        Ok(options)
+    }
+}
+
 /// Whether the claim could launch as `capacity_type`: its requirements allow it and some option
 /// has an available offering of it.
 fn possible(simulator: &Simulator<'_>, claim: &NewClaim, capacity_type: CapacityType) -> bool {
@@ -212,4 +250,40 @@ fn min_values_prefix(simulator: &Simulator<'_>, claim: &NewClaim) -> usize {
     (1..=types.len())
         .find(|&k| unmet_min_values(&claim.requirements, types[..k].iter().copied()).is_none())
         .unwrap_or(types.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_gates_read_as_karpenter_writes_them() {
+        let on = ConsolidationOptions { spot_to_spot: true };
+        let cases: [(&str, Result<ConsolidationOptions, &str>); 6] = [
+            ("", Ok(ConsolidationOptions::default())),
+            ("SpotToSpotConsolidation=true", Ok(on)),
+            (" SpotToSpotConsolidation=true , ", Ok(on)),
+            (
+                "SpotToSpotConsolidation=false",
+                Ok(ConsolidationOptions::default()),
+            ),
+            (
+                "NodeRepair=true",
+                Err(
+                    "feature gate NodeRepair is not modelled by Flotilla's simulated Karpenter (supported: SpotToSpotConsolidation)",
+                ),
+            ),
+            (
+                "SpotToSpotConsolidation",
+                Err("feature gate \"SpotToSpotConsolidation\" is not of the form Name=true|false"),
+            ),
+        ];
+        for (gates, expected) in cases {
+            assert_eq!(
+                ConsolidationOptions::from_feature_gates(gates),
+                expected.map_err(String::from),
+                "{gates:?}"
+            );
+        }
+    }
 }

@@ -19,7 +19,7 @@ pub mod single_node;
 
 pub use candidate::Candidate;
 pub use command::{Action, Command, Decision, Method, Rejected, Rejection};
-pub use compute::{ConsolidationOptions, compute_consolidation};
+pub use compute::{ConsolidationOptions, SPOT_TO_SPOT_GATE, compute_consolidation};
 pub use multi_node::multi_node_consolidation;
 pub use simulation::{Cluster, Simulator};
 pub use single_node::single_node_consolidation;

@@ -21,8 +21,8 @@ use flotilla_api::nodes::{
 };
 use flotilla_nodes::budget::{Limit, allowed_disruptions};
 use flotilla_nodes::consolidation::{
-    self, Candidate, Cluster, ConsolidationOptions, Method, Simulator, compute_consolidation,
-    multi_node_consolidation, single_node_consolidation,
+    self, Candidate, Cluster, Method, Simulator, compute_consolidation, multi_node_consolidation,
+    single_node_consolidation,
 };
 use flotilla_nodes::disruption::candidate::{Class, NodeFacts, PodFacts, rejection};
 use flotilla_nodes::disruption::methods::{self, Remaining};
@@ -472,7 +472,7 @@ fn decide(
     });
     let candidates: Vec<Candidate> = consolidatable.iter().map(|n| candidate(n, now)).collect();
     let budgets = as_budgets(&remaining(view, DisruptionReason::Underutilized, now));
-    let options = ConsolidationOptions::default();
+    let options = ctx.consolidation;
     let mut simulations = 0usize;
     let mut stop = || {
         simulations += 1;
@@ -593,13 +593,8 @@ fn validate(
     } else {
         Method::SingleNode
     };
-    let command = compute_consolidation(
-        &mut simulator,
-        &refs,
-        method,
-        &ConsolidationOptions::default(),
-    )
-    .map_err(|why| why.to_string())?;
+    let command = compute_consolidation(&mut simulator, &refs, method, &ctx.consolidation)
+        .map_err(|why| why.to_string())?;
     let replaces = command.replacement_price().is_some();
     if replaces == proposal.replacements.is_empty() {
         return Err("the cluster changed: the command would now be a different kind".into());

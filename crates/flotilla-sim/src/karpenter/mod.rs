@@ -58,6 +58,8 @@ pub struct Context<'a> {
     pub kubernetes_version: &'a str,
     /// The instance types the simulated cloud offers there.
     pub catalog: &'a [InstanceType],
+    /// What Karpenter's feature gates switch on in its consolidation.
+    pub consolidation: flotilla_nodes::consolidation::ConsolidationOptions,
 }
 
 /// A reference to a kube-rs resource, for status writes and events.
@@ -104,6 +106,7 @@ pub fn plan(
         region: &settings.region,
         kubernetes_version: &settings.kubernetes_version,
         catalog: &catalog,
+        consolidation: settings.consolidation,
     };
     let budgets = termination::Budgets::new(&state.pod_disruption_budgets, &state.pods);
     plan.merge(provisioner::reconcile(&view, &ctx, memory, now));

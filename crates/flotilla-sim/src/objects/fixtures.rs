@@ -328,6 +328,7 @@ impl World {
                     readiness_delay: jiff::SignedDuration::from_secs(5),
                     job_duration: jiff::SignedDuration::from_secs(10),
                 },
+                consolidation: Default::default(),
             },
             counter: 0,
         }
