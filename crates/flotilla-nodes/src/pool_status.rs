@@ -94,14 +94,67 @@ fn resources(nodes: &[&Node]) -> std::collections::BTreeMap<String, Quantity> {
     .collect()
 }
 
-/// What the pool's status should be at `now`, given its nodes and whether its node class
-/// exists. Conditions keep their transition times from the current status.
+/// The condition saying whether the pool's nodes launch and register.
+pub const REGISTRATION_HEALTHY: &str = "NodeRegistrationHealthy";
+
+/// The pool's `NodeRegistrationHealthy` condition, as Karpenter keeps it: Unknown when the pool
+/// is new or its spec changed (a new generation), True once a node has registered since then,
+/// False when a launch failed since then (`launch_failure`: when, and why) and no node has
+/// registered. True stays True for the generation.
+fn registration_health(
+    pool: &NodePool,
+    nodes: &[&Node],
+    launch_failure: Option<(Timestamp, &str)>,
+) -> (&'static str, &'static str, String) {
+    let current = pool
+        .status
+        .as_ref()
+        .and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == REGISTRATION_HEALTHY)
+        })
+        .filter(|c| c.observed_generation == pool.metadata.generation);
+    let Some(current) = current else {
+        return (
+            "Unknown",
+            "AwaitingReconciliation",
+            "waiting for a node of this pool's current spec to register".into(),
+        );
+    };
+    if current.status == "True" {
+        return ("True", REGISTRATION_HEALTHY, String::new());
+    }
+    let since = current.last_transition_time.0;
+    let registered = nodes.iter().any(|node| {
+        node.metadata
+            .creation_timestamp
+            .as_ref()
+            .is_some_and(|t| t.0 >= since)
+    });
+    match launch_failure {
+        _ if registered => ("True", REGISTRATION_HEALTHY, String::new()),
+        Some((at, why)) if at >= since => ("False", "LaunchFailed", why.to_string()),
+        _ if current.status == "False" => ("False", "LaunchFailed", current.message.clone()),
+        _ => (
+            "Unknown",
+            "AwaitingReconciliation",
+            "waiting for a node of this pool's current spec to register".into(),
+        ),
+    }
+}
+
+/// What the pool's status should be at `now`, given its nodes, whether its node class exists
+/// and its latest launch failure (when, and why). Conditions keep their transition times from
+/// the current status.
 pub fn pool_status(
     pool: &NodePool,
     nodes: &[&Node],
     node_class_ready: Result<(), String>,
+    launch_failure: Option<(Timestamp, &str)>,
     now: Timestamp,
 ) -> NodePoolStatus {
+    let registration = registration_health(pool, nodes, launch_failure);
     let budgets = pool
         .spec
         .disruption
@@ -161,6 +214,18 @@ pub fn pool_status(
         (Ok(()), None) => Ok(()),
     };
     set("Ready", ready, "Ready", "NotReady");
+    let (value, reason, message) = registration;
+    set_condition(
+        &mut status.conditions,
+        NewCondition {
+            type_: REGISTRATION_HEALTHY,
+            status: value,
+            reason,
+            message,
+            observed_generation: generation,
+        },
+        now,
+    );
     status
 }
 

@@ -1400,6 +1400,18 @@ spec:
     let s = m.snapshot().await;
     assert_eq!(s.pool_nodes("capped"), 2);
     assert_eq!((s.running(), s.unschedulable().len()), (2, 2));
+    // Its nodes registered: the pool says its launches and registrations are healthy.
+    let pool = Api::<NodePool>::all(m.client.clone())
+        .get("capped")
+        .await
+        .unwrap();
+    let health = pool
+        .status
+        .iter()
+        .flat_map(|s| &s.conditions)
+        .find(|c| c.type_ == "NodeRegistrationHealthy")
+        .map(|c| c.status.clone());
+    assert_eq!(health.as_deref(), Some("True"));
     let events = m.events().await;
     assert!(
         with_reason(&events, "FailedScheduling").iter().any(|e| e

@@ -290,7 +290,7 @@ pub struct NodePoolStatus {
     /// How many nodes the pool has (Karpenter's `status.nodes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<i64>,
-    /// `Ready`, `NodeClassReady`, `ValidationSucceeded`.
+    /// `Ready`, `NodeClassReady`, `ValidationSucceeded`, `NodeRegistrationHealthy`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// How many more nodes may be disrupted now, per reason (budgets minus nodes already

@@ -49,7 +49,7 @@ fn the_seed_pool_blocks_disruption_in_weekday_business_hours_only() {
     let refs: Vec<&Node> = nodes.iter().collect();
     let pool = seed_default();
     let summary = |now: &str| {
-        pool_status(&pool, &refs, Ok(()), at(now))
+        pool_status(&pool, &refs, Ok(()), None, at(now))
             .allowed_disruptions_summary
             .unwrap()
     };
@@ -74,7 +74,7 @@ fn the_seed_pool_blocks_disruption_in_weekday_business_hours_only() {
         summary("2026-11-28T10:00:00Z"),
         "Underutilized=2 Empty=2 Drifted=2"
     );
-    let status = pool_status(&pool, &refs, Ok(()), at("2026-11-23T10:00:00Z"));
+    let status = pool_status(&pool, &refs, Ok(()), None, at("2026-11-23T10:00:00Z"));
     assert_eq!(status.expire_after.as_deref(), Some("168h"));
     assert_eq!(
         status.expire_after_source.as_deref(),
@@ -115,7 +115,7 @@ fn nodes_already_disrupting_use_up_the_allowance() {
             ..NodePoolSpec::default()
         },
     );
-    let status = pool_status(&pool, &refs, Ok(()), at("2026-11-23T07:00:00Z"));
+    let status = pool_status(&pool, &refs, Ok(()), None, at("2026-11-23T07:00:00Z"));
     assert_eq!(
         status.allowed_disruptions_summary.as_deref(),
         Some("Underutilized=1 Empty=1 Drifted=1")
@@ -145,6 +145,7 @@ fn a_bad_budget_or_missing_node_class_says_so_in_conditions() {
         &pool,
         &refs,
         Err("AKSNodeClass default not found".into()),
+        None,
         at("2026-11-23T07:00:00Z"),
     );
     assert_eq!(
@@ -194,4 +195,66 @@ fn the_status_changes_by_itself_when_a_window_opens_or_closes() {
         ),
         None
     );
+}
+
+#[test]
+fn registration_health_follows_launches_and_registrations_of_the_current_spec() {
+    let health = |pool: &NodePool| {
+        let c = pool
+            .status
+            .as_ref()
+            .unwrap()
+            .conditions
+            .iter()
+            .find(|c| c.type_ == REGISTRATION_HEALTHY)
+            .unwrap()
+            .clone();
+        (c.status, c.reason, c.message)
+    };
+    let created = |name: &str, when: &str| {
+        let mut n = node(name, true);
+        n.metadata.creation_timestamp = Some(Time(at(when)));
+        n
+    };
+    let mut pool = seed_default();
+    pool.metadata.generation = Some(1);
+    let step =
+        |pool: &mut NodePool, nodes: &[Node], failure: Option<(Timestamp, &str)>, now: &str| {
+            let refs: Vec<&Node> = nodes.iter().collect();
+            pool.status = Some(pool_status(pool, &refs, Ok(()), failure, at(now)));
+        };
+    // A new pool waits for its first registration.
+    step(&mut pool, &[], None, "2026-11-23T07:00:00Z");
+    assert_eq!(health(&pool).0, "Unknown");
+    // A launch failure since then makes it False, with the failure's reason.
+    let failed = Some((at("2026-11-23T07:01:00Z"), "no offering is available"));
+    step(&mut pool, &[], failed, "2026-11-23T07:01:00Z");
+    assert_eq!(
+        health(&pool),
+        (
+            "False".into(),
+            "LaunchFailed".into(),
+            "no offering is available".into()
+        )
+    );
+    // A node registering afterwards makes it True, and True it stays.
+    let nodes = [created("n0", "2026-11-23T07:05:00Z")];
+    step(&mut pool, &nodes, failed, "2026-11-23T07:05:00Z");
+    assert_eq!(health(&pool).0, "True");
+    step(
+        &mut pool,
+        &nodes,
+        Some((at("2026-11-23T07:06:00Z"), "boom")),
+        "2026-11-23T07:06:00Z",
+    );
+    assert_eq!(health(&pool).0, "True");
+    // A spec change (new generation) starts over: old nodes and old failures do not count.
+    pool.metadata.generation = Some(2);
+    step(&mut pool, &nodes, failed, "2026-11-23T08:00:00Z");
+    assert_eq!(health(&pool).0, "Unknown");
+    step(&mut pool, &nodes, failed, "2026-11-23T08:01:00Z");
+    assert_eq!(health(&pool).0, "Unknown");
+    let nodes = [created("n1", "2026-11-23T08:02:00Z")];
+    step(&mut pool, &nodes, None, "2026-11-23T08:02:00Z");
+    assert_eq!(health(&pool).0, "True");
 }

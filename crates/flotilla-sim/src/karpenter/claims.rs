@@ -140,6 +140,7 @@ fn launch(
     claim: &NodeClaim,
     view: &View<'_>,
     ctx: &Context<'_>,
+    memory: &mut Memory,
     status: &mut NodeClaimStatus,
     plan: &mut Plan,
     now: Timestamp,
@@ -190,6 +191,9 @@ fn launch(
             )));
         }
         Err(why) => {
+            memory
+                .launch_failures
+                .insert(pool_of(claim).to_string(), (now, why.clone()));
             plan.push(Action::Record(EventNote::warning(
                 COMPONENT,
                 reference(claim),
@@ -525,7 +529,7 @@ pub fn reconcile(
         let mut status = claim.status.clone().unwrap_or_default();
         let node = view.node_of(claim);
         match true_since(claim, "Launched") {
-            None => launch(claim, view, ctx, &mut status, &mut plan, now),
+            None => launch(claim, view, ctx, memory, &mut status, &mut plan, now),
             Some(launched) => match node {
                 None => {
                     let boots = launched.checked_add(BOOT_DELAY).unwrap_or(Timestamp::MAX);

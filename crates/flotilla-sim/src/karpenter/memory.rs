@@ -35,6 +35,8 @@ pub struct Memory {
     pub pending: Option<Proposal>,
     /// Keys of warnings already recorded as events (so a standing problem is said once).
     pub reported: BTreeSet<String>,
+    /// Pool name → its latest launch failure: when, and why (for `NodeRegistrationHealthy`).
+    pub launch_failures: HashMap<String, (Timestamp, String)>,
 }
 
 impl Memory {

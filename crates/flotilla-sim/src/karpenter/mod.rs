@@ -95,7 +95,7 @@ pub fn plan(
 ) -> Plan {
     let view = view::View::new(state);
     let mut plan = node_classes::reconcile(state, &settings.kubernetes_version, now);
-    plan.merge(pools(&view, now));
+    plan.merge(pools(&view, memory, now));
     if state.node_pools.is_empty() && state.node_claims.is_empty() {
         return plan;
     }
@@ -119,13 +119,18 @@ pub fn plan(
 
 /// The NodePool status controller's pass at `now`: status writes where a pool's status
 /// changed, and a wake-up at the next budget window edge.
-fn pools(view: &view::View<'_>, now: Timestamp) -> Plan {
+fn pools(view: &view::View<'_>, memory: &Memory, now: Timestamp) -> Plan {
     let state = view.state;
     let mut plan = Plan::default();
     for pool in &state.node_pools {
         let name = pool.metadata.name.as_deref().unwrap_or_default();
         let nodes: Vec<&Node> = state.nodes.iter().filter(|n| in_pool(n, name)).collect();
-        let status = pool_status(pool, &nodes, view.class_of(pool).map(|_| ()), now);
+        let failure = memory
+            .launch_failures
+            .get(name)
+            .map(|(at, why)| (*at, why.as_str()));
+        let class = view.class_of(pool).map(|_| ());
+        let status = pool_status(pool, &nodes, class, failure, now);
         if pool.status.as_ref() != Some(&status) {
             plan.push(status_write(pool, &status));
         }
