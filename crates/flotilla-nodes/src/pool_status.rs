@@ -97,6 +97,15 @@ fn resources(nodes: &[&Node]) -> std::collections::BTreeMap<String, Quantity> {
 /// The condition saying whether the pool's nodes launch and register.
 pub const REGISTRATION_HEALTHY: &str = "NodeRegistrationHealthy";
 
+/// `NodeRegistrationHealthy` while no node of the pool's current spec has registered yet.
+fn awaiting_registration() -> (&'static str, &'static str, String) {
+    (
+        "Unknown",
+        "AwaitingReconciliation",
+        "waiting for a node of this pool's current spec to register".into(),
+    )
+}
+
 /// The pool's `NodeRegistrationHealthy` condition, as Karpenter keeps it: Unknown when the pool
 /// is new or its spec changed (a new generation), True once a node has registered since then,
 /// False when a launch failed since then (`launch_failure`: when, and why) and no node has
@@ -116,11 +125,7 @@ fn registration_health(
         })
         .filter(|c| c.observed_generation == pool.metadata.generation);
     let Some(current) = current else {
-        return (
-            "Unknown",
-            "AwaitingReconciliation",
-            "waiting for a node of this pool's current spec to register".into(),
-        );
+        return awaiting_registration();
     };
     if current.status == "True" {
         return ("True", REGISTRATION_HEALTHY, String::new());
@@ -136,11 +141,7 @@ fn registration_health(
         _ if registered => ("True", REGISTRATION_HEALTHY, String::new()),
         Some((at, why)) if at >= since => ("False", "LaunchFailed", why.to_string()),
         _ if current.status == "False" => ("False", "LaunchFailed", current.message.clone()),
-        _ => (
-            "Unknown",
-            "AwaitingReconciliation",
-            "waiting for a node of this pool's current spec to register".into(),
-        ),
+        _ => awaiting_registration(),
     }
 }
 

@@ -436,6 +436,13 @@ fn with_reason<'e>(events: &'e [Event], reason: &str) -> Vec<&'e Event> {
 }
 
 /// Whether `node` carries a taint with `key`.
+/// Whether an event of `reason` says `text`.
+fn says(events: &[Event], reason: &str, text: &str) -> bool {
+    with_reason(events, reason)
+        .iter()
+        .any(|e| e.message.as_deref().is_some_and(|m| m.contains(text)))
+}
+
 fn has_taint(node: &Node, key: &str) -> bool {
     node.spec
         .as_ref()
@@ -1364,9 +1371,7 @@ spec:
     );
     let events = m.events().await;
     assert!(
-        with_reason(&events, "FailedScheduling")
-            .iter()
-            .any(|e| e.message.as_deref().is_some_and(|m| m.contains("limits"))),
+        says(&events, "FailedScheduling", "limits"),
         "the pending pods say the pools' limits hold them"
     );
 }
@@ -1414,10 +1419,7 @@ spec:
     assert_eq!(health.as_deref(), Some("True"));
     let events = m.events().await;
     assert!(
-        with_reason(&events, "FailedScheduling").iter().any(|e| e
-            .message
-            .as_deref()
-            .is_some_and(|m| m.contains("limits.nodes"))),
+        says(&events, "FailedScheduling", "limits.nodes"),
         "the pending pods say the node limit holds them"
     );
 }
@@ -1472,10 +1474,11 @@ async fn spot_nodes_are_replaced_by_spot_nodes_only_with_the_feature_gate() {
         "without the gate the node stays"
     );
     assert!(
-        with_reason(&events, "Unconsolidatable").iter().any(|e| e
-            .message
-            .as_deref()
-            .is_some_and(|m| m.contains("spot-to-spot consolidation is disabled"))),
+        says(
+            &events,
+            "Unconsolidatable",
+            "spot-to-spot consolidation is disabled"
+        ),
         "the claim says why it is not consolidated"
     );
 

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::{
-    Placed, QUALIFIED_NAME_MAX, at, invalid, label_value, longest, qualified_name, required,
-    schema, unique_by,
+    Placed, QUALIFIED_NAME_MAX, at, invalid, label_value, longest, metadata_name, qualified_name,
+    required, schema, unique_by,
 };
 use crate::cluster::member_cluster::MAX_MEMBER_NAME;
 
@@ -21,7 +21,7 @@ pub(super) fn rules() -> Vec<Placed> {
                  (e.g. 'member-1', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
             ),
         ),
-        schema("metadata.name", json!({"maxLength": MAX_MEMBER_NAME})),
+        metadata_name(json!({"maxLength": MAX_MEMBER_NAME})),
         at(
             "spec.identity",
             required(

@@ -108,6 +108,8 @@ pub(crate) enum Check {
     Cel(Rule),
     /// Schema keywords merged into the object (`enum`, `maxLength`, `x-kubernetes-list-type`).
     Schema(Value),
+    /// A schema for a property the derived schema leaves undeclared (`metadata.name`).
+    Define(Value),
 }
 
 /// A check and where it goes: property names from the root, `[]` for a list's items.
@@ -145,6 +147,20 @@ fn steps(path: &str) -> Vec<String> {
         }
     }
     steps
+}
+
+/// A schema for `metadata.name`, a string with `keywords` (`maxLength`, `enum`): the derived
+/// schemas leave `metadata` open, and a CRD may constrain its name only.
+fn metadata_name(keywords: Value) -> Placed {
+    let mut definition = json!({"type": "string"});
+    definition
+        .as_object_mut()
+        .expect("an object")
+        .extend(keywords.as_object().expect("keywords").clone());
+    Placed {
+        at: steps("metadata.name"),
+        check: Check::Define(definition),
+    }
 }
 
 /// A list whose items are unique as wholes: a kube-apiserver refuses a repeated item as
@@ -192,7 +208,8 @@ fn label_value(s: &str) -> String {
     )
 }
 
-/// CEL: `a` and `b` (optional fields of objects, `obj.field`) are both unset or equal.
+/// CEL: field `field` of `object` and of `old` (the same object before the change) are both
+/// unset, or equal.
 fn unchanged(object: &str, old: &str, field: &str) -> String {
     format!(
         "(has({object}.{field}) == has({old}.{field}) && (!has({object}.{field}) || {object}.{field} == {old}.{field}))"
@@ -261,7 +278,7 @@ pub(crate) fn with_rules(mut crd: CustomResourceDefinition) -> CustomResourceDef
                 };
             }
             assert!(
-                node.is_object() || placed.at == ["metadata", "name"],
+                node.is_object() || matches!(placed.check, Check::Define(_)),
                 "the schema of {} has {}",
                 crd.spec.names.plural,
                 placed.at.join(".")
@@ -275,14 +292,12 @@ pub(crate) fn with_rules(mut crd: CustomResourceDefinition) -> CustomResourceDef
                     rules.as_array_mut().expect("an array").push(rule.to_json());
                 }
                 Check::Schema(keywords) => {
-                    if !node.is_object() {
-                        *node = json!({"type": "string"});
-                    }
                     let object = node.as_object_mut().expect("an object");
                     for (key, keyword) in keywords.as_object().expect("keywords") {
                         object.insert(key.clone(), keyword.clone());
                     }
                 }
+                Check::Define(definition) => *node = definition.clone(),
             }
         }
         *schema = serde_json::from_value(value).expect("a schema with rules deserializes");

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::{
-    Placed, QUALIFIED_NAME_MAX, Rule, at, forbidden, invalid, label_value, longest, qualified_name,
-    required, schema, unique_items,
+    Placed, QUALIFIED_NAME_MAX, Rule, at, forbidden, invalid, label_value, longest, metadata_name,
+    qualified_name, required, schema, unique_items,
 };
 
 /// The policy's placement type, PickAll when unset (the API's default).
@@ -24,7 +24,7 @@ fn set(name: &str) -> String {
 
 /// The checks of a placement kind (`cluster`: a ClusterResourcePlacement).
 pub(super) fn rules(cluster: bool) -> Vec<Placed> {
-    let mut rules = vec![schema("metadata.name", json!({"maxLength": 63}))];
+    let mut rules = vec![metadata_name(json!({"maxLength": 63}))];
     rules.extend(policy_rules().into_iter().map(|r| at("spec.policy", r)));
     rules.extend(selector_rules(cluster));
     rules.extend(affinity_rules());

@@ -5,7 +5,8 @@ use serde_json::json;
 
 use super::placement::label_selector_rules;
 use super::{
-    Placed, at, forbidden, immutable, invalid, longest, required, schema, unique_by, unique_items,
+    Placed, at, forbidden, immutable, invalid, longest, metadata_name, required, schema, unique_by,
+    unique_items,
 };
 
 /// The checks of an override kind (`cluster`: a ClusterResourceOverride), as
@@ -196,7 +197,7 @@ pub(super) fn run_rules() -> Vec<Placed> {
     let state = |o: &str| format!("(has({o}.state) ? {o}.state : 'Run')");
     let (from, to) = (state("oldSelf"), state("self"));
     let mut rules = vec![
-        schema("metadata.name", json!({"maxLength": 63})),
+        metadata_name(json!({"maxLength": 63})),
         at(
             "spec",
             invalid(

@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
-use super::{Placed, at, forbidden, immutable, invalid, longest, required, schema, unique_by};
+use super::{
+    Placed, at, forbidden, immutable, invalid, longest, metadata_name, required, schema, unique_by,
+};
 use crate::updates::maintenance::{CONFIGURATION_NAMES, DEFAULT_SCHEDULE, MAX_UTC_OFFSET_SECONDS};
 use crate::updates::strategy::STAGE_CONCURRENCY_MAX;
 
@@ -218,7 +220,7 @@ pub(super) fn maintenance_rules() -> Vec<Placed> {
                  has(self.schedule.relativeMonthly)].filter(k, k).size()";
     let date_message = "must be a calendar date, YYYY-MM-DD";
     vec![
-        schema("metadata.name", json!({"enum": CONFIGURATION_NAMES})),
+        metadata_name(json!({"enum": CONFIGURATION_NAMES})),
         at(
             window,
             invalid(
