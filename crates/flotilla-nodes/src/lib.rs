@@ -7,6 +7,7 @@
 //! controllers that run inside each member read the member's API, call these functions, and
 //! write the result.
 
+pub mod batch;
 pub mod budget;
 pub mod consolidation;
 pub mod disruption;

@@ -5,16 +5,20 @@
 //! - [`RealCluster`]: a real Kubernetes cluster on loopback (etcd, kube-apiserver,
 //!   kube-controller-manager, kube-scheduler and kwok nodes) started by `tools/kube/cluster`,
 //!   stopped when dropped;
+//! - [`RealKarpenter`]: real Karpenter (its kwok cloud provider) managing a [`RealCluster`]'s
+//!   nodes, with the instance types a test gives;
 //! - [`InClusterProcess`]: a Deployment's container on a [`RealCluster`] run as a local
 //!   process with what its pod would get (kwok runs no containers).
 
 mod eventually;
 mod in_cluster;
+mod karpenter;
 pub mod kubectl;
 mod real_cluster;
 
 pub use eventually::{eventually, eventually_async};
 pub use in_cluster::InClusterProcess;
+pub use karpenter::RealKarpenter;
 pub use real_cluster::{ClusterOptions, RealCluster};
 
 /// A kube-rs client from a kubeconfig file (its current context).

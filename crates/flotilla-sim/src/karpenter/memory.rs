@@ -37,6 +37,8 @@ pub struct Memory {
     pub reported: BTreeSet<String>,
     /// Pool name → its latest launch failure: when, and why (for `NodeRegistrationHealthy`).
     pub launch_failures: HashMap<String, (Timestamp, String)>,
+    /// The provisioning batch window open now, if pods are pending.
+    pub batch: Option<flotilla_nodes::batch::Window>,
 }
 
 impl Memory {

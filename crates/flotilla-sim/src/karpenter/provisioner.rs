@@ -1,7 +1,9 @@
 //! Provisioning (reference §4): pods the scheduler marked unschedulable are placed, in the
 //! scheduling simulation, on existing nodes, on claims still in flight, or on new claims from
 //! the pools (highest weight first, within their limits); every new claim is created for the
-//! cloud to launch on its cheapest compatible offering.
+//! cloud to launch on its cheapest compatible offering. Pending pods are collected in
+//! Karpenter's batch window first (`flotilla_nodes::batch`), so pods created moments apart are
+//! provisioned together.
 
 use std::collections::HashMap;
 
@@ -10,6 +12,7 @@ use flotilla_api::nodes::{
     AKSNodeClass, AZURE_GROUP, DEFAULT_NODE_CLASS, NODEPOOL_LABEL, NodeClaim, NodeClaimSpec,
     NodeClassReference, NodePool, TERMINATION_FINALIZER,
 };
+use flotilla_nodes::batch;
 use flotilla_nodes::drift::launch_annotations;
 use flotilla_nodes::expiration::expire_after;
 use flotilla_nodes::scheduling::from_api::{self, pool_model};
@@ -286,8 +289,21 @@ pub fn reconcile(view: &View<'_>, ctx: &Context<'_>, memory: &mut Memory, now: T
         .filter(|p| unschedulable(p))
         .collect();
     if pending.is_empty() {
+        memory.batch = None;
         return plan;
     }
+    let mut uids: Vec<&str> = pending
+        .iter()
+        .filter_map(|p| p.metadata.uid.as_deref())
+        .collect();
+    uids.sort_unstable();
+    let (window, decision) = batch::observe(memory.batch, fnv1a64(uids.join(",").as_bytes()), now);
+    if let batch::Decision::Wait(until) = decision {
+        memory.batch = Some(window);
+        plan.wake(until);
+        return plan;
+    }
+    memory.batch = None;
     let pods: Vec<SimPod> = pending
         .iter()
         .filter_map(|p| from_k8s::sim_pod(p).ok())

@@ -30,6 +30,8 @@ use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };
 
+mod differential;
+
 const START: &str = "2026-01-05T12:00:00Z";
 
 struct Member {
