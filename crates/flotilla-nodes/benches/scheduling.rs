@@ -164,6 +164,7 @@ fn cluster_nodes(catalog: &[InstanceType], count: usize) -> (Vec<ExistingNode>, 
                 requested,
                 initialized: true,
                 pool: Some("default".to_string()),
+                bound: Vec::new(),
             };
             let candidate = Candidate {
                 node: name,

@@ -84,6 +84,7 @@ fn machine(
             requested,
             initialized: true,
             pool: Some("default".into()),
+            bound: Vec::new(),
         },
         candidate: Candidate {
             node: name.into(),

@@ -1,8 +1,13 @@
-//! The scheduler's rules, one table case each, and its invariants under random clusters.
+//! The scheduler's rules, one table case each, and its invariants under random clusters; pod
+//! topology (spread, pod affinity and anti-affinity) last.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use flotilla_apimachinery::selector::LabelSelector;
 use flotilla_nodes::scheduling::labels;
+use flotilla_nodes::scheduling::topology::{
+    AffinityTerm, BoundPod, PodSelector, PodTopology, Spread,
+};
 use flotilla_nodes::scheduling::{
     Effect, ExistingNode, InstanceType, NodePool, Operator, Requirement, Requirements, Resources,
     Results, SchedulingOptions, SimPod, Taint, Toleration, kwok_catalog, schedule,
@@ -43,6 +48,7 @@ fn node(name: &str, cpu: i64, memory_gib: i64) -> ExistingNode {
         requested: Resources::ZERO,
         initialized: true,
         pool: Some("default".to_string()),
+        bound: Vec::new(),
     }
 }
 
@@ -665,4 +671,160 @@ proptest! {
             }
         }
     }
+}
+
+/// Pods of `app` in namespace `default`, each with `topology` built for them.
+fn app_pods(app: &str, count: usize, topology: impl Fn() -> PodTopology) -> Vec<SimPod> {
+    (0..count)
+        .map(|i| {
+            let mut t = topology();
+            t.namespace = "default".into();
+            t.labels = serde_json::json!({ "app": app })
+                .as_object()
+                .unwrap()
+                .clone();
+            pod(&format!("{app}-{i}"), 1000, 1).with_topology(t)
+        })
+        .collect()
+}
+
+/// Pods in `default` labelled `app`.
+fn app(name: &str) -> PodSelector {
+    PodSelector {
+        namespaces: BTreeSet::from(["default".to_string()]),
+        selector: Some(LabelSelector::parse(&format!("app={name}")).unwrap()),
+    }
+}
+
+fn zone_spread(skew: u32) -> PodTopology {
+    PodTopology {
+        spread: vec![Spread {
+            key: labels::ZONE.into(),
+            max_skew: skew,
+            pods: app("web"),
+        }],
+        ..PodTopology::default()
+    }
+}
+
+/// Each claim's single zone.
+fn claim_zones(results: &Results) -> Vec<String> {
+    results
+        .new_claims
+        .iter()
+        .map(|c| {
+            let zones = c
+                .requirements
+                .get(labels::ZONE)
+                .and_then(|r| r.values())
+                .unwrap();
+            assert_eq!(zones.len(), 1, "a spread claim is narrowed to one zone");
+            zones.iter().next().unwrap().clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_zone_spread_opens_claims_zone_by_zone_within_the_skew() {
+    let pods = app_pods("web", 6, || zone_spread(1));
+    let results = run(&[linux_pool("default")], &[], &pods);
+    assert!(
+        results.unschedulable.is_empty(),
+        "{:?}",
+        results.unschedulable
+    );
+    let mut per_zone: BTreeMap<String, usize> = BTreeMap::new();
+    for (zone, claim) in claim_zones(&results).iter().zip(&results.new_claims) {
+        *per_zone.entry(zone.clone()).or_default() += claim.pods.len();
+    }
+    // Four zones, six pods: 2, 2, 1, 1.
+    assert_eq!(per_zone.len(), 4, "{per_zone:?}");
+    let (min, max) = (per_zone.values().min(), per_zone.values().max());
+    assert_eq!((min, max), (Some(&1), Some(&2)), "{per_zone:?}");
+}
+
+#[test]
+fn pods_already_bound_count_toward_the_spread() {
+    let mut crowded = node("a", 16, 64);
+    crowded
+        .labels
+        .insert(labels::ZONE.into(), "test-zone-a".into());
+    crowded.bound = (0..2)
+        .map(|_| BoundPod {
+            namespace: "default".into(),
+            labels: serde_json::json!({"app": "web"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        })
+        .collect();
+    let pods = app_pods("web", 3, || zone_spread(1));
+    let results = run(&[linux_pool("default")], &[crowded], &pods);
+    assert!(
+        results.existing.is_empty(),
+        "zone a is two ahead: {results:?}"
+    );
+    let mut zones = claim_zones(&results);
+    zones.sort();
+    assert_eq!(zones, ["test-zone-b", "test-zone-c", "test-zone-d"]);
+}
+
+#[test]
+fn hostname_anti_affinity_gives_each_pod_its_own_node() {
+    let anti = || PodTopology {
+        affinity: vec![AffinityTerm {
+            key: "kubernetes.io/hostname".into(),
+            pods: app("solo"),
+            anti: true,
+        }],
+        ..PodTopology::default()
+    };
+    let pods = app_pods("solo", 3, anti);
+    let results = run(&[linux_pool("default")], &[node("n", 16, 64)], &pods);
+    assert_eq!(results.existing.values().map(Vec::len).sum::<usize>(), 1);
+    assert_eq!(results.new_claims.len(), 2);
+    assert!(results.new_claims.iter().all(|c| c.pods.len() == 1));
+
+    let limited = NodePool {
+        remaining_nodes: Some(1),
+        ..linux_pool("default")
+    };
+    let results = run(&[limited], &[], &pods);
+    assert_eq!(results.new_claims.len(), 1);
+    assert_eq!(results.unschedulable.len(), 2, "{results:?}");
+}
+
+#[test]
+fn zone_affinity_follows_the_pods_it_names_and_anti_affinity_avoids_them() {
+    let mut db = node("db-node", 2, 8);
+    db.labels.insert(labels::ZONE.into(), "test-zone-c".into());
+    db.requested = Resources::new(2000, GI, 1, 0);
+    db.bound = vec![BoundPod {
+        namespace: "default".into(),
+        labels: serde_json::json!({"app": "db"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    }];
+    let term = |anti| PodTopology {
+        affinity: vec![AffinityTerm {
+            key: labels::ZONE.into(),
+            pods: app("db"),
+            anti,
+        }],
+        ..PodTopology::default()
+    };
+    let near = app_pods("near", 2, || term(false));
+    let results = run(&[linux_pool("default")], &[db.clone()], &near);
+    assert_eq!(claim_zones(&results), ["test-zone-c"]);
+    let far = app_pods("far", 1, || term(true));
+    let results = run(&[linux_pool("default")], &[db], &far);
+    let zones = results.new_claims[0]
+        .requirements
+        .get(labels::ZONE)
+        .unwrap();
+    assert!(
+        !zones.has("test-zone-c") && zones.has("test-zone-a"),
+        "{zones:?}"
+    );
 }

@@ -72,7 +72,6 @@ impl RealKarpenter {
         });
         karpenter
     }
-
 }
 
 impl Drop for RealKarpenter {

@@ -72,6 +72,7 @@ pub(super) enum OpenFailure {
     NodeLimit,
     NoRoom(Resources),
     MinValues(MinValuesShortfall),
+    Topology,
 }
 
 impl fmt::Display for OpenFailure {
@@ -101,6 +102,10 @@ impl fmt::Display for OpenFailure {
                 "no compatible instance type has room for {requests} (daemon overhead included)"
             ),
             OpenFailure::MinValues(shortfall) => shortfall.fmt(f),
+            OpenFailure::Topology => write!(
+                f,
+                "a new node would break the pod's topology spread or required pod (anti-)affinity"
+            ),
         }
     }
 }

@@ -2,17 +2,21 @@
 //! effective requests (as kube-scheduler computes them), its node requirements and
 //! tolerations, and a node's allocatable resources, labels and taints.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_apimachinery::quantity;
+use flotilla_apimachinery::selector::from_label_selector_json;
 use k8s_openapi::api::core::v1::{Container, Node, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
+use serde_json::{Map, Value};
 
 use super::labels;
 use super::model::{ExistingNode, SimPod};
 use super::requirements::{RequirementError, Requirements};
 use super::resources::Resources;
 use super::taints::{Taint, Toleration};
+use super::topology::{AffinityTerm, BoundPod, PodSelector, PodTopology, Spread};
 
 /// Why an object cannot be read into the model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +32,9 @@ pub enum ConversionError {
     /// A node-affinity expression is invalid.
     #[error("node affinity: {0}")]
     Requirement(#[from] RequirementError),
+    /// A topology spread constraint's or pod affinity term's label selector is invalid.
+    #[error("{0}: invalid label selector")]
+    Selector(String),
 }
 
 /// The label Karpenter sets on a node once it is initialized.
@@ -197,13 +204,103 @@ pub fn sim_pod(pod: &Pod) -> Result<SimPod, ConversionError> {
         requests: pod_requests(pod)?,
         requirement_terms: pod_requirement_terms(pod)?,
         tolerations,
+        topology: pod_topology(pod)?,
     })
+}
+
+/// The pod's namespace and labels, its `DoNotSchedule` topology spread constraints and its
+/// required pod affinity and anti-affinity terms. `ScheduleAnyway` constraints and preferred
+/// terms are preferences, left to kube-scheduler.
+pub fn pod_topology(pod: &Pod) -> Result<PodTopology, ConversionError> {
+    let BoundPod { namespace, labels } = bound_pod(pod);
+    let own = BTreeSet::from([namespace.clone()]);
+    // A missing selector matches no pod, as kube-scheduler reads it.
+    let selector = |selector: Option<&K8sSelector>, what: &str| {
+        selector
+            .map(|s| {
+                let json = serde_json::to_value(s).unwrap_or(Value::Null);
+                from_label_selector_json(&json).map_err(|_| ConversionError::Selector(what.into()))
+            })
+            .transpose()
+    };
+    let spec = pod.spec.as_ref();
+    let mut spread = Vec::new();
+    for c in spec
+        .and_then(|s| s.topology_spread_constraints.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.when_unsatisfiable == "DoNotSchedule")
+    {
+        spread.push(Spread {
+            key: c.topology_key.clone(),
+            max_skew: u32::try_from(c.max_skew.max(1)).unwrap_or(1),
+            pods: PodSelector {
+                namespaces: own.clone(),
+                selector: selector(c.label_selector.as_ref(), "topologySpreadConstraints")?,
+            },
+        });
+    }
+    let affinity = spec.and_then(|s| s.affinity.as_ref());
+    let terms = |anti: bool| {
+        let required = if anti {
+            affinity
+                .and_then(|a| a.pod_anti_affinity.as_ref())
+                .and_then(|a| {
+                    a.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                })
+        } else {
+            affinity
+                .and_then(|a| a.pod_affinity.as_ref())
+                .and_then(|a| {
+                    a.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                })
+        };
+        required.into_iter().flatten().map(move |t| (anti, t))
+    };
+    let mut affinity_terms = Vec::new();
+    for (anti, term) in terms(false).chain(terms(true)) {
+        let namespaces = match term.namespaces.as_ref().filter(|n| !n.is_empty()) {
+            Some(list) => list.iter().cloned().collect(),
+            None => own.clone(),
+        };
+        affinity_terms.push(AffinityTerm {
+            key: term.topology_key.clone(),
+            pods: PodSelector {
+                namespaces,
+                selector: selector(term.label_selector.as_ref(), "podAffinity")?,
+            },
+            anti,
+        });
+    }
+    Ok(PodTopology {
+        namespace,
+        labels,
+        spread,
+        affinity: affinity_terms,
+    })
+}
+
+/// A pod's namespace and labels, as topology counts it where it runs.
+pub fn bound_pod(pod: &Pod) -> BoundPod {
+    BoundPod {
+        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+        labels: pod
+            .metadata
+            .labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect::<Map<String, Value>>(),
+    }
 }
 
 /// A node as the scheduler sees it, given what its bound pods request (the sum of
 /// [`pod_requests`]). It is initialized when labelled `karpenter.sh/initialized=true`, its
 /// pool is its `karpenter.sh/nodepool` label, and while not initialized its ephemeral
-/// start-up taints are ignored; the caller removes the pool's startup taints too.
+/// start-up taints are ignored; the caller removes the pool's startup taints too, and adds
+/// the bound pods topology counts ([`bound_pod`]).
 pub fn existing_node(node: &Node, requested: Resources) -> Result<ExistingNode, ConversionError> {
     let labels = node.metadata.labels.clone().unwrap_or_default();
     let initialized = labels.get(INITIALIZED_LABEL).is_some_and(|v| v == "true");
@@ -226,6 +323,7 @@ pub fn existing_node(node: &Node, requested: Resources) -> Result<ExistingNode, 
         allocatable,
         requested,
         initialized,
+        bound: Vec::new(),
     })
 }
 

@@ -8,6 +8,7 @@
 //! - [`requirements`]: Karpenter's requirements algebra over label keys.
 //! - [`taints`]: taints and tolerations.
 //! - [`instance_types`]: instance types and their offerings, and a KWOK-like catalog.
+//! - [`topology`]: topology spread and pod (anti-)affinity.
 //! - [`model`]: the pods, existing nodes and pools the scheduler reads.
 //! - [`scheduler`]: the scheduler itself and its [`Results`](scheduler::Results).
 
@@ -22,6 +23,7 @@ pub mod requirements;
 pub mod resources;
 pub mod scheduler;
 pub mod taints;
+pub mod topology;
 
 pub use instance_types::{CapacityType, InstanceType, Offering, kwok_catalog};
 pub use model::{ExistingNode, NodePool, SimPod};

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::requirements::Requirements;
 use super::resources::Resources;
 use super::taints::{Taint, Toleration};
+use super::topology::{BoundPod, PodTopology};
 
 /// A pod as the scheduler sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +22,8 @@ pub struct SimPod {
     pub requirement_terms: Vec<Requirements>,
     /// The taints it tolerates.
     pub tolerations: Vec<Toleration>,
+    /// Its namespace, labels, topology spread constraints and pod (anti-)affinity.
+    pub topology: PodTopology,
 }
 
 impl SimPod {
@@ -31,12 +34,19 @@ impl SimPod {
             requests,
             requirement_terms: Vec::new(),
             tolerations: Vec::new(),
+            topology: PodTopology::default(),
         }
     }
 
     /// The same pod, required to run where `requirements` hold (a single term).
     pub fn with_requirements(mut self, requirements: Requirements) -> Self {
         self.requirement_terms = vec![requirements];
+        self
+    }
+
+    /// The same pod, with `topology`.
+    pub fn with_topology(mut self, topology: PodTopology) -> Self {
+        self.topology = topology;
         self
     }
 
@@ -67,6 +77,8 @@ pub struct ExistingNode {
     pub initialized: bool,
     /// The pool that launched it, if Karpenter manages it.
     pub pool: Option<String>,
+    /// The pods bound to it, as topology spread and pod affinity count them.
+    pub bound: Vec<BoundPod>,
 }
 
 impl ExistingNode {

@@ -13,19 +13,23 @@
 //!
 //! A pod with several required node-affinity terms tries them in order and keeps the first that
 //! places it (Karpenter relaxes to the next term after a failed pass; here the next term is tried
-//! at once). Preferred affinities, topology spread, pod (anti-)affinity, host ports and volume
-//! limits are not modelled.
+//! at once). A pod's `DoNotSchedule` topology spread constraints and required pod affinity and
+//! anti-affinity ([`super::topology`]) are checked at every place it could go, and narrow an
+//! open claim to the domain they choose. Preferences (preferred affinities, `ScheduleAnyway`),
+//! the inverse of anti-affinity terms of pods already placed, host ports and volume limits are
+//! not modelled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::claim::{Catalog, OpenFailure, PlannedClaim, Template};
 use super::compatibility::{Compatibility, SetId};
 use super::instance_types::InstanceType;
 use super::labels;
 use super::model::{ExistingNode, NodePool, SimPod};
-use super::requirements::{Requirement, Requirements};
+use super::requirements::{Operator, Requirement, Requirements};
 use super::resources::Resources;
 use super::taints::untolerated;
+use super::topology::{HOSTNAME, PodSelector, affinity_domains, spread_domain};
 
 /// At most this many instance-type options are kept for a claim, the cheapest (Karpenter's
 /// `MaxInstanceTypes`).
@@ -89,6 +93,16 @@ pub struct Scheduler<'a> {
     /// The pools, highest weight first, then by name, each with its template requirements.
     pools: Vec<Template<'a>>,
     catalog: Catalog<'a>,
+    /// The zones and capacity types the catalog offers: topology domains a new claim can reach.
+    offered: BTreeMap<&'static str, BTreeSet<String>>,
+}
+
+/// A place a pod could go, for topology.
+#[derive(Clone, Copy)]
+enum Place {
+    Node(usize),
+    Claim(usize),
+    Pool(usize),
 }
 
 /// An existing node during a run.
@@ -159,7 +173,22 @@ impl<'a> Scheduler<'a> {
                 }
             })
             .collect();
-        Scheduler { pools, catalog }
+        let mut offered: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+        for offering in instance_types.iter().flat_map(|it| &it.offerings) {
+            offered
+                .entry(labels::ZONE)
+                .or_default()
+                .insert(offering.zone.clone());
+            offered
+                .entry(labels::CAPACITY_TYPE)
+                .or_default()
+                .insert(offering.capacity_type.label().to_string());
+        }
+        Scheduler {
+            pools,
+            catalog,
+            offered,
+        }
     }
 
     /// The instance-type catalog it launches from.
@@ -202,7 +231,7 @@ impl<'a> Scheduler<'a> {
             let terms = &term_ids[term_starts[index]..term_starts[index + 1]];
             let mut failures = Vec::new();
             for &term in terms {
-                match self.place(&mut run, index, pods[index], term) {
+                match self.place(&mut run, pods, index, term) {
                     Ok(()) => {
                         failures.clear();
                         break;
@@ -239,23 +268,36 @@ impl<'a> Scheduler<'a> {
     fn place(
         &mut self,
         run: &mut Run<'_>,
+        pods: &[&SimPod],
         index: usize,
-        pod: &SimPod,
         term: SetId,
     ) -> Result<(), Vec<(usize, OpenFailure)>> {
+        let pod = pods[index];
+        let constrained = pod.topology.constrained();
         let requirements = self.catalog.compatibility.get(term);
-        let fitting_node = run.nodes.iter_mut().find(|slot| {
+        let fitting_node = (0..run.nodes.len()).find(|&i| {
+            let slot = &run.nodes[i];
             (slot.requested + pod.requests).fits(&slot.node.allocatable)
                 && untolerated(&slot.node.taints, &pod.tolerations).is_none()
                 && requirements.matches(&slot.node.labels)
+                && (!constrained || self.narrow(run, pods, pod, term, Place::Node(i)).is_some())
         });
-        if let Some(slot) = fitting_node {
+        if let Some(i) = fitting_node {
+            let slot = &mut run.nodes[i];
             slot.requested += pod.requests;
             slot.pods.push(index);
             return Ok(());
         }
         for position in 0..run.by_fewest_pods.len() {
-            let claim = &mut run.claims[run.by_fewest_pods[position]];
+            let claim_index = run.by_fewest_pods[position];
+            let term = match constrained {
+                false => term,
+                true => match self.narrow(run, pods, pod, term, Place::Claim(claim_index)) {
+                    Some(narrowed) => self.catalog.compatibility.intern(&narrowed),
+                    None => continue,
+                },
+            };
+            let claim = &mut run.claims[claim_index];
             let pool = self.pools[claim.pool].pool;
             if claim.try_add(pool, index, pod, term, &mut self.catalog) {
                 run.claim_grew(position);
@@ -263,12 +305,23 @@ impl<'a> Scheduler<'a> {
             }
         }
         let mut failures = Vec::new();
-        for &template in &self.pools {
+        for position in 0..self.pools.len() {
+            let template = self.pools[position];
             let pool_index = template.index;
             if run.remaining_nodes[pool_index] == Some(0) {
                 failures.push((pool_index, OpenFailure::NodeLimit));
                 continue;
             }
+            let term = match constrained {
+                false => term,
+                true => match self.narrow(run, pods, pod, term, Place::Pool(position)) {
+                    Some(narrowed) => self.catalog.compatibility.intern(&narrowed),
+                    None => {
+                        failures.push((pool_index, OpenFailure::Topology));
+                        continue;
+                    }
+                },
+            };
             let remaining = run.remaining[pool_index].as_ref();
             match PlannedClaim::open(template, remaining, index, pod, term, &mut self.catalog) {
                 Ok(claim) => {
@@ -285,6 +338,154 @@ impl<'a> Scheduler<'a> {
             }
         }
         Err(failures)
+    }
+
+    /// The requirements under which `pod` may go to `place` as its topology allows: `term`
+    /// narrowed to the domains its spread constraints and pod (anti-)affinity terms choose, or
+    /// `None` when they allow no domain there.
+    fn narrow(
+        &self,
+        run: &Run<'_>,
+        pods: &[&SimPod],
+        pod: &SimPod,
+        term: SetId,
+        place: Place,
+    ) -> Option<Requirements> {
+        let compatibility = &self.catalog.compatibility;
+        let pod_term = compatibility.get(term).clone();
+        let mut narrowed = pod_term.clone();
+        let place_requirements = match place {
+            Place::Node(_) => None,
+            Place::Claim(j) => Some(compatibility.get(run.claims[j].requirements)),
+            Place::Pool(t) => Some(compatibility.get(self.pools[t].requirements)),
+        };
+        let topology = &pod.topology;
+        let constraints = topology
+            .spread
+            .iter()
+            .map(|s| (s.key.as_str(), &s.pods, Some(s.max_skew), false))
+            .chain(
+                topology
+                    .affinity
+                    .iter()
+                    .map(|a| (a.key.as_str(), &a.pods, None, a.anti)),
+            );
+        for (key, selector, max_skew, anti) in constraints {
+            let counts = self.counts(run, pods, key, selector);
+            let hostname = key == HOSTNAME;
+            // The domains the place can be in.
+            let candidates: Vec<String> = match place {
+                Place::Node(i) => node_domain(run.nodes[i].node, key).into_iter().collect(),
+                Place::Claim(j) if hostname => vec![claim_host(j)],
+                Place::Pool(_) if hostname => vec![NEW_HOST.to_string()],
+                _ => self
+                    .universe(run, key)
+                    .into_iter()
+                    .filter(|d| {
+                        [place_requirements, Some(&narrowed)]
+                            .into_iter()
+                            .flatten()
+                            .all(|r| r.get(key).is_none_or(|r| r.has(d)))
+                    })
+                    .collect(),
+            };
+            let allowed: Vec<&str> = match max_skew {
+                Some(skew) => {
+                    let universe = self.universe(run, key);
+                    let eligible = universe
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|d| pod_term.get(key).is_none_or(|r| r.has(d)));
+                    spread_domain(
+                        &counts,
+                        eligible,
+                        candidates.iter().map(String::as_str),
+                        skew,
+                        hostname,
+                    )
+                    .into_iter()
+                    .collect()
+                }
+                None => {
+                    let self_match = selector.matches(&topology.namespace, &topology.labels);
+                    affinity_domains(
+                        &counts,
+                        candidates.iter().map(String::as_str),
+                        anti,
+                        self_match,
+                    )
+                }
+            };
+            if allowed.is_empty() {
+                return None;
+            }
+            if !hostname && matches!(place, Place::Claim(_) | Place::Pool(_)) {
+                let requirement = Requirement::new(Operator::In, &allowed).ok()?;
+                narrowed.add(key, requirement);
+            }
+        }
+        Some(narrowed)
+    }
+
+    /// Matching pods per domain of `key`: those bound to existing nodes, and those this run
+    /// placed on nodes and on claims whose domain is decided.
+    fn counts(
+        &self,
+        run: &Run<'_>,
+        pods: &[&SimPod],
+        key: &str,
+        selector: &PodSelector,
+    ) -> BTreeMap<String, usize> {
+        let placed = |indices: &[usize]| {
+            indices
+                .iter()
+                .filter(|&&i| {
+                    selector.matches(&pods[i].topology.namespace, &pods[i].topology.labels)
+                })
+                .count()
+        };
+        let mut counts = BTreeMap::new();
+        for slot in &run.nodes {
+            if let Some(domain) = node_domain(slot.node, key) {
+                let bound = slot
+                    .node
+                    .bound
+                    .iter()
+                    .filter(|p| selector.matches(&p.namespace, &p.labels))
+                    .count();
+                *counts.entry(domain).or_insert(0) += bound + placed(&slot.pods);
+            }
+        }
+        for (j, claim) in run.claims.iter().enumerate() {
+            let domain = if key == HOSTNAME {
+                Some(claim_host(j))
+            } else {
+                let requirements = self.catalog.compatibility.get(claim.requirements);
+                requirements
+                    .get(key)
+                    .and_then(|r| r.values())
+                    .filter(|v| v.len() == 1)
+                    .and_then(|v| v.iter().next().cloned())
+            };
+            if let Some(domain) = domain {
+                *counts.entry(domain).or_insert(0) += placed(&claim.pods);
+            }
+        }
+        counts
+    }
+
+    /// Every domain of `key` a pod could reach: the catalog's offered zones and capacity
+    /// types, the values the pools' templates name, and the existing nodes' labels.
+    fn universe(&self, run: &Run<'_>, key: &str) -> BTreeSet<String> {
+        let mut domains = self.offered.get(key).cloned().unwrap_or_default();
+        for template in &self.pools {
+            let requirements = self.catalog.compatibility.get(template.requirements);
+            if let Some(values) = requirements.get(key).and_then(|r| r.values()) {
+                domains.extend(values.iter().cloned());
+            }
+        }
+        domains.extend(run.nodes.iter().filter_map(|s| node_domain(s.node, key)));
+        domains
     }
 
     /// Why a pod could not be placed under any of its terms: each pool's reason, per term.
@@ -377,6 +578,23 @@ impl<'a> Scheduler<'a> {
             new_claims,
             unschedulable,
         }
+    }
+}
+
+/// The hostname domain of a claim planned in this run (never a node's name).
+fn claim_host(claim: usize) -> String {
+    format!("\u{1}claim-{claim}")
+}
+
+/// The hostname domain of a claim not planned yet.
+const NEW_HOST: &str = "\u{1}new";
+
+/// The domain of `key` an existing node is in: its name for hostnames, else its label.
+fn node_domain(node: &ExistingNode, key: &str) -> Option<String> {
+    if key == HOSTNAME {
+        Some(node.name.clone())
+    } else {
+        node.labels.get(key).cloned()
     }
 }
 

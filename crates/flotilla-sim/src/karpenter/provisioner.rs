@@ -59,7 +59,13 @@ fn requested(pods: &[&Pod]) -> Resources {
 /// (something will remove them).
 fn existing(node: &Node, view: &View<'_>) -> Option<ExistingNode> {
     let name = node.metadata.name.as_deref().unwrap_or_default();
-    let mut out = from_k8s::existing_node(node, requested(view.pods_on(name))).ok()?;
+    let pods = view.pods_on(name);
+    let mut out = from_k8s::existing_node(node, requested(pods)).ok()?;
+    out.bound = pods
+        .iter()
+        .filter(|p| !crate::pod_state::is_terminal(p))
+        .map(|p| from_k8s::bound_pod(p))
+        .collect();
     if let (false, Some(claim)) = (out.initialized, view.claim_of(node)) {
         let startup = from_api::taints(&claim.spec.startup_taints);
         out.taints.retain(|t| !startup.contains(t));
@@ -99,6 +105,7 @@ fn in_flight(claim: &NodeClaim, ctx: &Context<'_>) -> Option<ExistingNode> {
         allocatable,
         requested: Resources::ZERO,
         initialized: false,
+        bound: Vec::new(),
     })
 }
 
