@@ -202,9 +202,26 @@ fn pool_rules_name_the_field() {
             ],
         ),
         (
-            json!({"template": {"metadata": {"labels": {"karpenter.sh/nodepool": "x"}}}}),
+            json!({"template": {"metadata": {"labels": {
+                "karpenter.sh/nodepool": "x",
+                "karpenter.sh/capacity-type": "spot",
+                "karpenter.sh/initialized": "true",
+                "kubernetes.io/hostname": "n1",
+                "karpenter.azure.com/sku-family": "D",
+                "karpenter.azure.com/image": "x",
+                "kubernetes.azure.com/mode": "user",
+                "kubernetes.azure.com/agentpool": "x",
+                "agentpool": "x",
+                "team.example.com/owner": "x",
+                "example.com": "x"
+            }}}}),
             vec![
-                "spec.template.metadata.labels: Invalid value: \"karpenter.sh/nodepool\": label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
+                "spec.template.metadata.labels: Invalid value: \"agentpool\": label \"agentpool\" is restricted",
+                "spec.template.metadata.labels: Invalid value: \"karpenter.azure.com/image\": label domain \"karpenter.azure.com\" is restricted",
+                "spec.template.metadata.labels: Invalid value: \"karpenter.sh/initialized\": label domain \"karpenter.sh\" is restricted",
+                "spec.template.metadata.labels: Invalid value: \"karpenter.sh/nodepool\": label \"karpenter.sh/nodepool\" is restricted",
+                "spec.template.metadata.labels: Invalid value: \"kubernetes.azure.com/agentpool\": label domain \"kubernetes.azure.com\" is restricted",
+                "spec.template.metadata.labels: Invalid value: \"kubernetes.io/hostname\": label \"kubernetes.io/hostname\" is restricted",
             ],
         ),
         (

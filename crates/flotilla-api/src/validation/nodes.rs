@@ -1,6 +1,7 @@
 //! Rules of the node auto-provisioning kinds that their schemas cannot express: Karpenter's
 //! CEL rules (a budget's `schedule` and `duration` come together, the schedule is valid cron,
-//! requirements are well formed, `karpenter.sh/nodepool` is Karpenter's to set, a pool's
+//! requirements are well formed, template labels stay out of the restricted domains (Karpenter's
+//! and the AKS provider's), a pool's
 //! node class kind and group never change, a claim's spec never changes).
 
 use flotilla_apimachinery::FieldError;
@@ -43,24 +44,27 @@ pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldE
         return errors;
     };
     let template = Path::new("spec").child("template");
-    if let Some(labels) = pool.template.metadata.as_ref().map(|m| &m.labels)
-        && labels.contains_key(NODEPOOL_LABEL)
-    {
-        errors.push(FieldError::invalid(
-            template.child("metadata").child("labels"),
-            Value::from(NODEPOOL_LABEL),
-            "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
-        ));
+    if let Some(metadata) = pool.template.metadata.as_ref() {
+        let at = template.child("metadata").child("labels");
+        for key in metadata.labels.keys() {
+            if let Some(why) = restricted_label(key, true) {
+                errors.push(FieldError::invalid(
+                    at.clone(),
+                    Value::from(key.as_str()),
+                    why,
+                ));
+            }
+        }
     }
     let requirements = template.child("spec").child("requirements");
     requirement_rules(&pool.template.spec.requirements, &requirements, &mut errors);
     // A claim's requirements name its pool; a pool's may not.
     for (i, requirement) in pool.template.spec.requirements.iter().enumerate() {
-        if requirement.key == NODEPOOL_LABEL {
+        if let Some(why) = restricted_label(&requirement.key, false) {
             errors.push(FieldError::invalid(
                 requirements.index(i).child("key"),
-                Value::from(NODEPOOL_LABEL),
-                "label \"karpenter.sh/nodepool\" is restricted: Karpenter sets it",
+                Value::from(requirement.key.as_str()),
+                why,
             ));
         }
     }
@@ -91,6 +95,65 @@ pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldE
         }
     }
     errors
+}
+
+/// Labels of the `karpenter.azure.com` domain a pool's template may set: the SKU labels the
+/// AKS provider derives from instance types, and the node class.
+const AZURE_KARPENTER_LABELS: [&str; 13] = [
+    "aksnodeclass",
+    "sku-name",
+    "sku-family",
+    "sku-series",
+    "sku-version",
+    "sku-cpu",
+    "sku-memory",
+    "sku-networking-accelerated",
+    "sku-storage-premium-capable",
+    "sku-storage-ephemeralos-maxsize",
+    "sku-gpu-name",
+    "sku-gpu-manufacturer",
+    "sku-gpu-count",
+];
+
+/// Labels of the `kubernetes.azure.com` domain a pool's template may set: those AKS itself
+/// manages on nodes (AKS refuses user-assigned labels of its domain).
+const AKS_LABELS: [&str; 9] = [
+    "mode",
+    "scalesetpriority",
+    "fips_enabled",
+    "os-sku",
+    "cluster",
+    "sku-cpu",
+    "sku-memory",
+    "ebpf-dataplane",
+    "cluster-health-monitor-checker-synthetic",
+];
+
+/// Why a pool's template may not name label `key`, with the message Karpenter's CRD gives: the
+/// `karpenter.sh` domain but the capacity type (and `karpenter.sh/nodepool`, which Karpenter sets
+/// itself) and the hostname; for labels (`aks`), also the AKS provider's: the
+/// `karpenter.azure.com` and `kubernetes.azure.com` domains but their allowed labels, and
+/// `agentpool`.
+fn restricted_label(key: &str, aks: bool) -> Option<&'static str> {
+    // The domain is what precedes the first slash (the whole key when there is none).
+    let (domain, name) = key.split_once('/').unwrap_or((key, ""));
+    let unlisted = |list: &[&str]| !key.contains('/') || !list.contains(&name);
+    match key {
+        NODEPOOL_LABEL => Some("label \"karpenter.sh/nodepool\" is restricted"),
+        "kubernetes.io/hostname" => Some("label \"kubernetes.io/hostname\" is restricted"),
+        _ if domain.ends_with("karpenter.sh") && unlisted(&["capacity-type"]) => {
+            Some("label domain \"karpenter.sh\" is restricted")
+        }
+        _ if !aks => None,
+        "agentpool" => Some("label \"agentpool\" is restricted"),
+        _ if domain.ends_with("karpenter.azure.com") && unlisted(&AZURE_KARPENTER_LABELS) => {
+            Some("label domain \"karpenter.azure.com\" is restricted")
+        }
+        _ if domain.ends_with("kubernetes.azure.com") && unlisted(&AKS_LABELS) => {
+            Some("label domain \"kubernetes.azure.com\" is restricted")
+        }
+        _ => None,
+    }
 }
 
 /// Validates a `NodeClaim`: well-formed requirements, and a spec that never changes.

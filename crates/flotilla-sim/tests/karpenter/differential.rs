@@ -85,10 +85,11 @@ struct Observation {
     nodes: BTreeMap<String, usize>,
     /// Per workload, running pods by node kind.
     placement: BTreeMap<String, BTreeMap<String, usize>>,
-    /// Per workload, pods not running.
+    /// Per workload, pods no node holds.
     pending: BTreeMap<String, usize>,
-    /// Nodes not Ready or being deleted.
-    unsettled_nodes: usize,
+    /// Nodes not Ready or being deleted, and pods bound to a node but not running yet:
+    /// things in motion, which a settled side has none of.
+    in_motion: usize,
 }
 
 /// One side of the comparison.
@@ -207,7 +208,7 @@ impl Side<'_> {
             } else {
                 quiet.max(PENDING_QUIET)
             };
-            if same_for >= needed && last.unsettled_nodes == 0 {
+            if same_for >= needed && last.in_motion == 0 {
                 break;
             }
             assert!(
@@ -250,7 +251,7 @@ async fn observe(client: &kube::Client, zones: bool) -> Observation {
         nodes: BTreeMap::new(),
         placement: BTreeMap::new(),
         pending: BTreeMap::new(),
-        unsettled_nodes: 0,
+        in_motion: 0,
     };
     for node in &nodes {
         let labels = node.metadata.labels.clone().unwrap_or_default();
@@ -269,7 +270,7 @@ async fn observe(client: &kube::Client, zones: bool) -> Observation {
             .and_then(|s| s.conditions.as_ref())
             .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
         if !ready || node.metadata.deletion_timestamp.is_some() {
-            observation.unsettled_nodes += 1;
+            observation.in_motion += 1;
         }
         *observation.nodes.entry(kind.clone()).or_default() += 1;
         kinds.insert(node.metadata.name.clone().unwrap_or_default(), kind);
@@ -287,7 +288,8 @@ async fn observe(client: &kube::Client, zones: bool) -> Observation {
             .unwrap_or_default();
         let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
         let node = pod.spec.as_ref().and_then(|s| s.node_name.as_ref());
-        match node.and_then(|n| kinds.get(n)).filter(|_| running) {
+        match node.and_then(|n| kinds.get(n)) {
+            Some(_) if !running => observation.in_motion += 1,
             Some(kind) => {
                 *observation
                     .placement
