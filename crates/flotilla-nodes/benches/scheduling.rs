@@ -4,6 +4,9 @@
 //!   400-type KWOK-like catalog ([`kwok_catalog`]); criterion's throughput is pods, so
 //!   elements/s is pods/s. Target: ≥ 12,000 pods/s at 1,000, 5,000 and 10,000 pods (Karpenter
 //!   publishes ~1,200–1,300).
+//! - `schedule_topology/N`: the same pods in 20 workloads (by an `app` label), where one in
+//!   five of them spreads over zones (maxSkew 1) and one in five refuses to share a node with
+//!   its workload (hostname anti-affinity): the topology work Karpenter's pod mix exercises.
 //! - `consolidate/multi_node/1000`: one multi-node consolidation decision over 1,000
 //!   on-demand 8-vCPU nodes, each a candidate a third full, with a budget of 100 (the default
 //!   10%): the binary search over the first 100 candidates, every step a scheduling simulation
@@ -12,10 +15,12 @@
 use std::collections::BTreeMap;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box};
+use flotilla_apimachinery::selector::LabelSelector;
 use flotilla_nodes::consolidation::{
     Candidate, Cluster, ConsolidationOptions, multi_node_consolidation,
 };
 use flotilla_nodes::scheduling::labels;
+use flotilla_nodes::scheduling::topology::{AffinityTerm, PodSelector, PodTopology, Spread};
 use flotilla_nodes::scheduling::{
     CapacityType, ExistingNode, InstanceType, NodePool, Operator, Requirement, Requirements,
     Resources, SchedulingOptions, SimPod, kwok_catalog, schedule,
@@ -75,13 +80,56 @@ fn pods(count: usize) -> Vec<SimPod> {
         .collect()
 }
 
+/// [`pods`] in 20 workloads: one in five spreads over zones, one in five wants a node of its
+/// own among its workload.
+fn topology_pods(count: usize) -> Vec<SimPod> {
+    pods(count)
+        .into_iter()
+        .enumerate()
+        .map(|(i, pod)| {
+            let app = format!("app-{}", i % 20);
+            let pods = PodSelector {
+                namespaces: ["default".to_string()].into(),
+                selector: Some(LabelSelector::parse(&format!("app={app}")).expect("selector")),
+            };
+            let mut topology = PodTopology {
+                namespace: "default".into(),
+                labels: [("app".to_string(), serde_json::Value::String(app))]
+                    .into_iter()
+                    .collect(),
+                ..PodTopology::default()
+            };
+            match i % 5 {
+                3 => topology.spread.push(Spread {
+                    key: labels::ZONE.into(),
+                    max_skew: 1,
+                    pods,
+                }),
+                4 => topology.affinity.push(AffinityTerm {
+                    key: "kubernetes.io/hostname".into(),
+                    pods,
+                    anti: true,
+                }),
+                _ => {}
+            }
+            pod.with_topology(topology)
+        })
+        .collect()
+}
+
 fn scheduling(c: &mut Criterion) {
+    bench_schedule(c, "schedule", &SIZES, pods);
+    bench_schedule(c, "schedule_topology", &[1_000], topology_pods);
+}
+
+/// Benchmark group `name`: the pods `make` gives at each of `sizes`, scheduled from scratch.
+fn bench_schedule(c: &mut Criterion, name: &str, sizes: &[usize], make: fn(usize) -> Vec<SimPod>) {
     let catalog = kwok_catalog(400);
     let pools = [pool()];
-    let mut group = c.benchmark_group("schedule");
+    let mut group = c.benchmark_group(name);
     group.sample_size(10);
-    for size in SIZES {
-        let pods = pods(size);
+    for &size in sizes {
+        let pods = make(size);
         let results = schedule(&pools, &catalog, &[], &pods, SchedulingOptions::default());
         assert!(
             results.unschedulable.is_empty(),
