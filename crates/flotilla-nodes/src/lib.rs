@@ -17,4 +17,5 @@ pub mod pdb;
 pub mod pod;
 pub mod pool_status;
 pub mod scheduling;
+pub mod static_capacity;
 pub mod termination;

@@ -44,6 +44,9 @@ impl RealKarpenter {
             .env("KUBECONFIG", cluster.kubeconfig())
             .env("INSTANCE_TYPES_FILE_PATH", &types)
             .env("DISABLE_LEADER_ELECTION", "true")
+            // Static NodePools (`spec.replicas`) are alpha behind this gate; Flotilla always
+            // honours them.
+            .env("FEATURE_GATES", "StaticCapacity=true")
             .env("METRICS_PORT", free_port().to_string())
             .env("HEALTH_PROBE_PORT", free_port().to_string())
             // etcd 3.4 cannot serve client-go's watch-list streams; watch the classic way.

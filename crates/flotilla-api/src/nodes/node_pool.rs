@@ -44,6 +44,7 @@ pub const DEFAULT_BUDGET_NODES: &str = "10%";
     shortname = "nodepools",
     category = "karpenter",
     status = "NodePoolStatus",
+    scale = r#"{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.nodes"}"#,
     derive = "PartialEq",
     doc = "NodePool is a template for the nodes Karpenter launches and the rules for disrupting them.",
     printcolumn(
@@ -113,6 +114,11 @@ pub struct NodePoolSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100))]
     pub weight: Option<i32>,
+    /// A static pool: keep exactly this many nodes whatever the pods ask for (Karpenter's
+    /// static capacity; only `limits.nodes` applies, consolidation and weight do not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub replicas: Option<i64>,
 }
 
 /// The NodeClaim template of a pool.

@@ -250,6 +250,39 @@ fn pool_rules_name_the_field() {
 }
 
 #[test]
+fn static_pools_keep_their_mode_and_take_only_a_node_limit() {
+    let fixed = pool(json!({"replicas": 2, "limits": {"nodes": "4"}}));
+    assert!(messages("NodePool", &fixed, None).is_empty());
+    assert_eq!(
+        messages(
+            "NodePool",
+            &pool(json!({"replicas": 2, "limits": {"cpu": "8"}, "weight": 10})),
+            None
+        ),
+        vec![
+            "spec: Invalid value: \"object\": only 'limits.nodes' is supported on static NodePools",
+            "spec: Invalid value: \"object\": 'weight' is not supported on static NodePools",
+        ]
+    );
+    let dynamic = pool(json!({}));
+    let transition = "spec: Invalid value: \"object\": Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes";
+    assert_eq!(
+        messages("NodePool", &dynamic, Some(&fixed)),
+        vec![transition]
+    );
+    assert_eq!(
+        messages("NodePool", &fixed, Some(&dynamic)),
+        vec![transition]
+    );
+    let schema = node_pool_schema();
+    let negative = pool(json!({"replicas": -1}));
+    assert!(
+        !violations(&schema, &negative).is_empty(),
+        "replicas is at least 0"
+    );
+}
+
+#[test]
 fn node_class_kind_is_immutable_and_claims_never_change() {
     let class = |kind: &str| {
         pool(json!({"template": {"spec": {"nodeClassRef":

@@ -82,6 +82,7 @@ pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldE
     {
         budget_rules(budget, &budgets.index(i), &mut errors);
     }
+    static_pool_rules(&pool, old, &mut errors);
     if let Some(old) = old {
         let class_ref = "/spec/template/spec/nodeClassRef";
         for key in ["group", "kind"] {
@@ -95,6 +96,31 @@ pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldE
         }
     }
     errors
+}
+
+/// A static pool's rules, with Karpenter's messages: `replicas` is set or unset for the pool's
+/// life, and a static pool takes no limits but `nodes` and no weight.
+fn static_pool_rules(pool: &NodePoolSpec, old: Option<&Value>, errors: &mut Vec<FieldError>) {
+    let at = Path::new("spec");
+    let invalid = |message: &str| FieldError::invalid(at.clone(), Value::from("object"), message);
+    if let Some(old) = old.and_then(spec::<NodePoolSpec>)
+        && old.replicas.is_some() != pool.replicas.is_some()
+    {
+        errors.push(invalid(
+            "Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes",
+        ));
+    }
+    if pool.replicas.is_none() {
+        return;
+    }
+    if pool.limits.keys().any(|k| k != "nodes") {
+        errors.push(invalid(
+            "only 'limits.nodes' is supported on static NodePools",
+        ));
+    }
+    if pool.weight.is_some() {
+        errors.push(invalid("'weight' is not supported on static NodePools"));
+    }
 }
 
 /// Labels of the `karpenter.azure.com` domain a pool's template may set: the SKU labels the

@@ -380,13 +380,15 @@ fn decide(
             )));
         }
     }
+    // Static pools keep their count: neither emptiness nor consolidation removes their nodes.
     let never = |pool: &str| {
         view.pools.get(pool).is_some_and(|p| {
-            p.spec
-                .disruption
-                .as_ref()
-                .and_then(|d| d.consolidate_after.as_deref())
-                == Some("Never")
+            super::provisioner::is_static(p)
+                || p.spec
+                    .disruption
+                    .as_ref()
+                    .and_then(|d| d.consolidate_after.as_deref())
+                    == Some("Never")
         })
     };
     // Emptiness.
@@ -459,7 +461,8 @@ fn decide(
         .filter(|n| {
             n.pool.is_some_and(|p| {
                 let d = p.spec.disruption.clone().unwrap_or_default();
-                d.consolidate_after.as_deref() != Some("Never")
+                !super::provisioner::is_static(p)
+                    && d.consolidate_after.as_deref() != Some("Never")
                     && d.consolidation_policy.unwrap_or_default() != ConsolidationPolicy::WhenEmpty
             })
         })

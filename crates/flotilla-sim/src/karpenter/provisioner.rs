@@ -18,10 +18,12 @@ use flotilla_nodes::expiration::expire_after;
 use flotilla_nodes::scheduling::from_api::{self, pool_model};
 use flotilla_nodes::scheduling::from_k8s::{self, resources_from_list};
 use flotilla_nodes::scheduling::requirements::Undefined;
+use flotilla_nodes::scheduling::scheduler::{InstanceTypeOption, MAX_INSTANCE_TYPES};
 use flotilla_nodes::scheduling::{
     ExistingNode, NewClaim, Operator, Requirement, Requirements, Resources, Scheduler,
     SchedulingOptions, SimPod, labels, taints,
 };
+use flotilla_nodes::static_capacity::{self, StaticClaim, StaticDecision};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -162,8 +164,135 @@ fn claimed_capacity(claim: &NodeClaim, ctx: &Context<'_>) -> Option<Resources> {
     }
 }
 
+/// Whether `pool` is static (`spec.replicas`): its node count is fixed, pods do not grow it and
+/// consolidation does not shrink it.
+pub fn is_static(pool: &NodePool) -> bool {
+    pool.spec.replicas.is_some()
+}
+
+/// Static pools (`flotilla_nodes::static_capacity`): claims launched from the template or
+/// removed until each pool holds its `replicas`, within `limits.nodes`.
+fn static_pools(view: &View<'_>, ctx: &Context<'_>, now: Timestamp) -> Plan {
+    let mut plan = Plan::default();
+    for (name, pool) in &view.pools {
+        let Some(replicas) = pool.spec.replicas else {
+            continue;
+        };
+        let Ok(class) = view.class_of(pool) else {
+            continue;
+        };
+        if pool.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let claims: Vec<&NodeClaim> = view
+            .state
+            .node_claims
+            .iter()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .filter(|c| pool_label(&c.metadata) == Some(*name))
+            .collect();
+        let seen: Vec<StaticClaim> = claims
+            .iter()
+            .map(|c| StaticClaim {
+                name: c.metadata.name.clone().unwrap_or_default(),
+                launched: c
+                    .status
+                    .as_ref()
+                    .is_some_and(|s| s.provider_id.as_ref().is_some_and(|id| !id.is_empty())),
+                pods: view.node_of(c).map_or(0, |node| {
+                    let node = node.metadata.name.as_deref().unwrap_or_default();
+                    view.pods_on(node)
+                        .iter()
+                        .filter(|p| !crate::pod_state::is_terminal(p))
+                        .filter(|p| !flotilla_nodes::pod::owned_by(p, "DaemonSet"))
+                        .count()
+                }),
+            })
+            .collect();
+        let node_limit = pool
+            .spec
+            .limits
+            .get("nodes")
+            .and_then(|q| q.0.parse::<u64>().ok());
+        let replicas = u64::try_from(replicas).unwrap_or(0);
+        match static_capacity::decide(replicas, node_limit, &seen) {
+            StaticDecision::Hold => {}
+            StaticDecision::Launch(count) => {
+                let Some(new) = static_claim(pool, name, ctx) else {
+                    continue;
+                };
+                for i in 0..count {
+                    let claim =
+                        claim_for(&new, pool, class, &claim_name(&new, &format!("{now}-{i}")));
+                    plan.push(Action::create(&claim));
+                }
+                plan.push(Action::Record(EventNote::normal(
+                    COMPONENT,
+                    reference(*pool),
+                    "Provisioned",
+                    format!(
+                        "created {count} NodeClaim(s) to hold the static pool at {replicas} node(s)"
+                    ),
+                )));
+            }
+            StaticDecision::Remove(names) => {
+                for claim in claims
+                    .iter()
+                    .filter(|c| names.contains(c.metadata.name.as_ref().unwrap_or(&String::new())))
+                {
+                    plan.push(Action::Delete(reference(*claim)));
+                }
+                plan.push(Action::Record(EventNote::normal(
+                    COMPONENT,
+                    reference(*pool),
+                    "Deprovisioned",
+                    format!(
+                        "deleting NodeClaim(s) {} to bring the static pool down to {replicas} node(s)",
+                        names.join(", ")
+                    ),
+                )));
+            }
+        }
+    }
+    plan
+}
+
+/// A claim of static pool `pool` (named `name`): its template's requirements, and every
+/// compatible instance type as an option, cheapest first, for the cloud to launch the cheapest.
+fn static_claim(pool: &NodePool, name: &str, ctx: &Context<'_>) -> Option<NewClaim> {
+    let model = pool_model(pool, Resources::ZERO, 0, Resources::ZERO).ok()?;
+    let mut requirements = model
+        .requirements
+        .intersection(&Requirements::from_labels(&model.labels));
+    requirements.add(labels::NODE_POOL, Requirement::single(name));
+    let mut options: Vec<InstanceTypeOption> = ctx
+        .catalog
+        .iter()
+        .filter(|it| it.compatible(&requirements))
+        .filter_map(|it| {
+            Some(InstanceTypeOption {
+                name: it.name.clone(),
+                price: it.cheapest_offering(&requirements)?.price,
+            })
+        })
+        .collect();
+    options.sort_by(|a, b| {
+        a.price
+            .total_cmp(&b.price)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    options.truncate(MAX_INSTANCE_TYPES);
+    (!options.is_empty()).then(|| NewClaim {
+        pool: name.to_string(),
+        requirements,
+        instance_type_options: options,
+        requests: Resources::ZERO,
+        pods: Vec::new(),
+    })
+}
+
 /// The pools the provisioner launches from, as the scheduler sees them (pools being deleted,
-/// or whose node class is missing, launch nothing).
+/// static, or whose node class is missing, launch nothing).
 pub fn pool_models(
     view: &View<'_>,
     ctx: &Context<'_>,
@@ -181,7 +310,7 @@ pub fn pool_models(
     }
     view.pools
         .iter()
-        .filter(|(_, pool)| pool.metadata.deletion_timestamp.is_none())
+        .filter(|(_, pool)| pool.metadata.deletion_timestamp.is_none() && !is_static(pool))
         .filter(|(_, pool)| view.class_of(pool).is_ok())
         .filter_map(|(name, pool)| {
             let (used, nodes) = in_use.get(name).copied().unwrap_or((Resources::ZERO, 0));
@@ -288,7 +417,7 @@ pub fn claim_name(new: &NewClaim, salt: &str) -> String {
 
 /// One provisioning pass at `now`.
 pub fn reconcile(view: &View<'_>, ctx: &Context<'_>, memory: &mut Memory, now: Timestamp) -> Plan {
-    let mut plan = Plan::default();
+    let mut plan = static_pools(view, ctx, now);
     let pending: Vec<&Pod> = view
         .state
         .pods

@@ -1426,6 +1426,63 @@ spec:
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_scale_resizes_a_static_pool() {
+    let m = member().await;
+    m.apply::<NodePool>(
+        r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: fixed}
+spec:
+  replicas: 1
+  limits: {nodes: "3"}
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: karpenter.azure.com/sku-cpu, operator: In, values: ["2"]}
+"#,
+    )
+    .await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let pools = Api::<NodePool>::all(m.client.clone());
+    let scale = pools.get_scale("fixed").await.unwrap();
+    let replicas = |s: &k8s_openapi::api::autoscaling::v1::Scale| {
+        (
+            s.spec.as_ref().and_then(|s| s.replicas),
+            s.status.as_ref().map(|s| s.replicas),
+        )
+    };
+    assert_eq!(replicas(&scale), (Some(1), Some(1)), "one node, as asked");
+    // `kubectl scale nodepool fixed --replicas 5` writes the scale subresource; limits.nodes
+    // stops the pool at three.
+    pools
+        .patch_scale(
+            "fixed",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})),
+        )
+        .await
+        .unwrap();
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |s| {
+        assert!(s.pool_nodes("fixed") <= 3, "limits.nodes holds");
+    })
+    .await;
+    assert_eq!(m.snapshot().await.pool_nodes("fixed"), 3);
+    assert_eq!(
+        replicas(&pools.get_scale("fixed").await.unwrap()),
+        (Some(5), Some(3))
+    );
+    let events = m.events().await;
+    assert!(says(
+        &events,
+        "Provisioned",
+        "hold the static pool at 5 node(s)"
+    ));
+}
+
 /// A spot-only pool that consolidates underutilized nodes at once.
 const SPOT_POOL: &str = r#"
 apiVersion: karpenter.sh/v1
