@@ -546,24 +546,11 @@ impl<'a> Scheduler<'a> {
             .iter()
             .map(|claim| {
                 let requirements = self.catalog.compatibility.get(claim.requirements).clone();
-                let mut instance_type_options: Vec<InstanceTypeOption> = claim
+                let types = claim
                     .options
                     .iter()
-                    .filter_map(|&i| {
-                        let it = &self.catalog.instance_types[i as usize];
-                        let offering = it.cheapest_offering(&requirements)?;
-                        Some(InstanceTypeOption {
-                            name: it.name.clone(),
-                            price: offering.price,
-                        })
-                    })
-                    .collect();
-                instance_type_options.sort_by(|a, b| {
-                    a.price
-                        .total_cmp(&b.price)
-                        .then_with(|| a.name.cmp(&b.name))
-                });
-                instance_type_options.truncate(MAX_INSTANCE_TYPES);
+                    .map(|&i| &self.catalog.instance_types[i as usize]);
+                let instance_type_options = instance_type_options(types, &requirements);
                 NewClaim {
                     pool: self.pools[claim.pool].pool.name.clone(),
                     requirements,
@@ -579,6 +566,31 @@ impl<'a> Scheduler<'a> {
             unschedulable,
         }
     }
+}
+
+/// A claim's options among `types` under `requirements`: each type with the price of its
+/// cheapest compatible offering (types without one left out), cheapest first, then by name, at
+/// most [`MAX_INSTANCE_TYPES`].
+pub fn instance_type_options<'t>(
+    types: impl IntoIterator<Item = &'t InstanceType>,
+    requirements: &Requirements,
+) -> Vec<InstanceTypeOption> {
+    let mut options: Vec<InstanceTypeOption> = types
+        .into_iter()
+        .filter_map(|it| {
+            Some(InstanceTypeOption {
+                name: it.name.clone(),
+                price: it.cheapest_offering(requirements)?.price,
+            })
+        })
+        .collect();
+    options.sort_by(|a, b| {
+        a.price
+            .total_cmp(&b.price)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    options.truncate(MAX_INSTANCE_TYPES);
+    options
 }
 
 /// The hostname domain of a claim planned in this run (never a node's name).

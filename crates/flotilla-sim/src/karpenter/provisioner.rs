@@ -18,7 +18,7 @@ use flotilla_nodes::expiration::expire_after;
 use flotilla_nodes::scheduling::from_api::{self, pool_model};
 use flotilla_nodes::scheduling::from_k8s::{self, resources_from_list};
 use flotilla_nodes::scheduling::requirements::Undefined;
-use flotilla_nodes::scheduling::scheduler::{InstanceTypeOption, MAX_INSTANCE_TYPES};
+use flotilla_nodes::scheduling::scheduler::instance_type_options;
 use flotilla_nodes::scheduling::{
     ExistingNode, NewClaim, Operator, Requirement, Requirements, Resources, Scheduler,
     SchedulingOptions, SimPod, labels, taints,
@@ -265,23 +265,8 @@ fn static_claim(pool: &NodePool, name: &str, ctx: &Context<'_>) -> Option<NewCla
         .requirements
         .intersection(&Requirements::from_labels(&model.labels));
     requirements.add(labels::NODE_POOL, Requirement::single(name));
-    let mut options: Vec<InstanceTypeOption> = ctx
-        .catalog
-        .iter()
-        .filter(|it| it.compatible(&requirements))
-        .filter_map(|it| {
-            Some(InstanceTypeOption {
-                name: it.name.clone(),
-                price: it.cheapest_offering(&requirements)?.price,
-            })
-        })
-        .collect();
-    options.sort_by(|a, b| {
-        a.price
-            .total_cmp(&b.price)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    options.truncate(MAX_INSTANCE_TYPES);
+    let compatible = ctx.catalog.iter().filter(|it| it.compatible(&requirements));
+    let options = instance_type_options(compatible, &requirements);
     (!options.is_empty()).then(|| NewClaim {
         pool: name.to_string(),
         requirements,
