@@ -373,25 +373,25 @@ impl<'a> Scheduler<'a> {
         for (key, selector, max_skew, anti) in constraints {
             let counts = self.counts(run, pods, key, selector);
             let hostname = key == HOSTNAME;
+            let universe = self.universe(run, key);
             // The domains the place can be in.
             let candidates: Vec<String> = match place {
                 Place::Node(i) => node_domain(run.nodes[i].node, key).into_iter().collect(),
                 Place::Claim(j) if hostname => vec![claim_host(j)],
                 Place::Pool(_) if hostname => vec![NEW_HOST.to_string()],
-                _ => self
-                    .universe(run, key)
-                    .into_iter()
+                _ => universe
+                    .iter()
                     .filter(|d| {
                         [place_requirements, Some(&narrowed)]
                             .into_iter()
                             .flatten()
                             .all(|r| r.get(key).is_none_or(|r| r.has(d)))
                     })
+                    .cloned()
                     .collect(),
             };
             let allowed: Vec<&str> = match max_skew {
                 Some(skew) => {
-                    let universe = self.universe(run, key);
                     let eligible = universe
                         .iter()
                         .map(String::as_str)

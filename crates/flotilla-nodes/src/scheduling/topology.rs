@@ -75,14 +75,6 @@ impl PodTopology {
     pub fn constrained(&self) -> bool {
         !self.spread.is_empty() || !self.affinity.is_empty()
     }
-
-    /// The keys of the pod's constraints with the selector each counts.
-    pub fn selectors(&self) -> impl Iterator<Item = (&str, &PodSelector)> {
-        self.spread
-            .iter()
-            .map(|s| (s.key.as_str(), &s.pods))
-            .chain(self.affinity.iter().map(|a| (a.key.as_str(), &a.pods)))
-    }
 }
 
 /// A pod already bound to an existing node, as topology counts it.
