@@ -223,6 +223,8 @@ fn cluster_nodes(catalog: &[InstanceType], count: usize) -> (Vec<ExistingNode>, 
                 price,
                 pods,
                 disruption_cost: 6.0,
+                reschedule_cost: 7.0,
+                balanced: None,
             };
             (node, candidate)
         })

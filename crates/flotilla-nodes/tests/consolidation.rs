@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use flotilla_nodes::consolidation::{
-    Action, Candidate, Cluster, Command, ConsolidationOptions, Decision, Method, Rejection,
-    Simulator, compute_consolidation, multi_node_consolidation, single_node_consolidation,
+    Action, Candidate, Cluster, Command, ConsolidationOptions, Decision, Method, PoolTotals,
+    Rejection, Simulator, compute_consolidation, multi_node_consolidation,
+    single_node_consolidation,
 };
 use flotilla_nodes::scheduling::labels;
 use flotilla_nodes::scheduling::{
@@ -63,6 +64,7 @@ fn machine(
     pods: Vec<SimPod>,
 ) -> Machine {
     let it = catalog.iter().find(|t| t.name == type_name).unwrap();
+    let reschedule_cost = 1.0 + pods.len() as f64;
     let requested = pods.iter().fold(Resources::ZERO, |acc, p| acc + p.requests);
     let price = it
         .offerings
@@ -95,6 +97,8 @@ fn machine(
             price,
             pods,
             disruption_cost: 1.0,
+            reschedule_cost,
+            balanced: None,
         },
     }
 }
@@ -382,6 +386,113 @@ fn spot_to_spot_needs_the_switch_and_fifteen_cheaper_types() {
 }
 
 /// Five medium (4 vCPU) nodes, each with 1.5 vCPU of pods, all candidates.
+/// The candidates with their pool made Balanced, totals taken over `all` of its candidates.
+fn balanced(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
+    let totals = PoolTotals {
+        cost: candidates.iter().map(|c| c.price).sum(),
+        disruption: candidates.iter().map(|c| c.reschedule_cost).sum(),
+    };
+    for candidate in &mut candidates {
+        candidate.balanced = Some(totals);
+    }
+    candidates
+}
+
+#[test]
+fn a_balanced_pool_refuses_a_replacement_that_saves_too_little() {
+    let mut catalog = catalog();
+    catalog.push(instance_type("six", 6, 0.30));
+    let on_demand_only = NodePool {
+        requirements: {
+            let mut r = Requirements::new();
+            r.add(labels::CAPACITY_TYPE, Requirement::single("on-demand"));
+            r
+        },
+        ..NodePool::new("default")
+    };
+    let machines = vec![machine(
+        &catalog,
+        "n",
+        "large",
+        CapacityType::OnDemand,
+        vec![pod("p", 5000)],
+    )];
+    let (nodes, candidates) = split(machines, &["n"]);
+    let pools = [on_demand_only];
+    let cluster = cluster_of(&pools, &catalog, &nodes);
+    // WhenEmptyOrUnderutilized replaces the $0.40 node with the $0.30 one.
+    let plain = single(cluster, &candidates, ConsolidationOptions::default());
+    assert_eq!(plain.command.unwrap().replacement_price(), Some(0.30));
+    // Balanced: a quarter of the pool's cost for all of its disruption scores 0.25.
+    let decision = single(
+        cluster,
+        &balanced(candidates),
+        ConsolidationOptions::default(),
+    );
+    assert_eq!(decision.command, None);
+    assert_eq!(
+        decision.rejected[0].to_string(),
+        "cannot consolidate n: NodePool \"default\" has consolidation policy Balanced and the move \
+         saves too little for its disruption: score 0.25 < threshold 0.50 (k: 2, savings 25.0%, \
+         disruption 100.0%)"
+    );
+}
+
+#[test]
+fn a_balanced_candidate_that_even_a_delete_would_not_pay_for_is_not_simulated() {
+    let catalog = catalog();
+    // A cheap node with many pods beside an expensive idle-ish one: deleting the cheap one saves
+    // 0.1 of 0.5 (20 %) for 9 of 11 of the disruption (82 %).
+    let busy: Vec<SimPod> = (0..8).map(|i| pod(&format!("p{i}"), 100)).collect();
+    let machines = vec![
+        machine(&catalog, "cheap", "small", CapacityType::OnDemand, busy),
+        machine(
+            &catalog,
+            "dear",
+            "large",
+            CapacityType::OnDemand,
+            vec![pod("q", 100)],
+        ),
+    ];
+    let (nodes, candidates) = split(machines, &["cheap", "dear"]);
+    let pools = pools();
+    let cluster = cluster_of(&pools, &catalog, &nodes);
+    let candidates = balanced(candidates);
+    let decision = single(cluster, &candidates[..1], ConsolidationOptions::default());
+    assert_eq!((decision.command, decision.simulations), (None, 0));
+    // The dear node's delete scores (0.4/0.5)/(2/11) = 4.4: its pod moves to the cheap node.
+    let decision = single(cluster, &candidates, ConsolidationOptions::default());
+    let command = decision.command.expect("a command");
+    assert_eq!(
+        (command.candidates.clone(), command.action),
+        (vec!["dear".to_string()], Action::Delete)
+    );
+    assert_eq!(command.scores.len(), 1);
+    assert!(
+        (command.scores[0].value() - 4.4).abs() < 1e-9,
+        "{}",
+        command.scores[0]
+    );
+}
+
+#[test]
+fn multi_node_keeps_the_balanced_scores_of_its_command() {
+    let catalog = catalog();
+    let (nodes, candidates) = five_medium_nodes(&catalog);
+    let pools = pools();
+    let cluster = cluster_of(&pools, &catalog, &nodes);
+    let decision = multi(cluster, &balanced(candidates), 10);
+    let command = decision.command.expect("a command");
+    // All five ($1.00, all the disruption) for one $0.20 spot node: 0.8 / 1.0.
+    assert_eq!(command.candidates.len(), 5);
+    assert_eq!(command.scores.len(), 1);
+    assert!(
+        (command.scores[0].value() - 0.8).abs() < 1e-9,
+        "{}",
+        command.scores[0]
+    );
+}
+
 fn five_medium_nodes(catalog: &[InstanceType]) -> (Vec<ExistingNode>, Vec<Candidate>) {
     let machines = (0..5)
         .map(|i| {

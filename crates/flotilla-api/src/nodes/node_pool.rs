@@ -193,8 +193,8 @@ impl NodeClaimTemplateSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Disruption {
-    /// Which nodes consolidation considers: `WhenEmpty` or `WhenEmptyOrUnderutilized`
-    /// (default).
+    /// Which nodes consolidation considers: `WhenEmpty`, `WhenEmptyOrUnderutilized`
+    /// (default) or `Balanced`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "WhenEmptyOrUnderutilized"))]
     pub consolidation_policy: Option<ConsolidationPolicy>,
@@ -225,6 +225,20 @@ pub enum ConsolidationPolicy {
     /// Empty nodes, and nodes whose pods fit elsewhere or on a cheaper replacement.
     #[default]
     WhenEmptyOrUnderutilized,
+    /// As `WhenEmptyOrUnderutilized`, but a move must save enough of the pool's cost for the
+    /// share of its disruption it causes (Karpenter's balanced scoring, k = 2).
+    Balanced,
+}
+
+impl ConsolidationPolicy {
+    /// The policy as spelt in the API, for conditions and metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsolidationPolicy::WhenEmpty => "WhenEmpty",
+            ConsolidationPolicy::WhenEmptyOrUnderutilized => "WhenEmptyOrUnderutilized",
+            ConsolidationPolicy::Balanced => "Balanced",
+        }
+    }
 }
 
 /// A limit on how many of a pool's nodes may be disrupted at once.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::balanced::PoolTotals;
 use crate::scheduling::{CapacityType, SimPod};
 
 /// A node that may be consolidated, as the caller's candidate filtering found it.
@@ -25,6 +26,11 @@ pub struct Candidate {
     pub pods: Vec<SimPod>,
     /// The disruption cost the caller ordered candidates by, reported in explanations.
     pub disruption_cost: f64,
+    /// What moving its pods costs: `1 + Σ max(0, eviction cost)` (Karpenter's
+    /// `RescheduleDisruptionCost`), which Balanced scoring weighs.
+    pub reschedule_cost: f64,
+    /// Its pool's totals when the pool's consolidation policy is `Balanced`; `None` otherwise.
+    pub balanced: Option<PoolTotals>,
 }
 
 impl fmt::Display for Candidate {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use super::balanced::PoolScore;
 use crate::scheduling::NewClaim;
 use crate::scheduling::instance_types::MinValuesShortfall;
 
@@ -45,6 +46,9 @@ pub struct Command {
     pub action: Action,
     /// What the candidates cost together, per hour.
     pub candidates_price: f64,
+    /// The scores of the Balanced pools among the candidates' (all approved); empty when none
+    /// is Balanced.
+    pub scores: Vec<PoolScore>,
 }
 
 impl Command {
@@ -133,6 +137,13 @@ pub enum Rejection {
     /// The cheaper options no longer span the pool's `minValues`.
     #[error("the cheaper options break the pool's {0}")]
     MinValues(MinValuesShortfall),
+    /// A Balanced pool finds the move disrupts too much for what it saves.
+    #[error(
+        "NodePool {:?} has consolidation policy Balanced and the move saves too little for its disruption: {}",
+        .0.pool,
+        .0
+    )]
+    Unbalanced(PoolScore),
 }
 
 /// A candidate set a method tried and rejected.

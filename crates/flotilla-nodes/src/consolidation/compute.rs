@@ -141,6 +141,7 @@ pub fn compute_consolidation(
         candidates: candidates.iter().map(|c| c.node.clone()).collect(),
         action,
         candidates_price,
+        scores: Vec::new(),
     })
 }
 

@@ -5,11 +5,13 @@
 //! and each pool's remaining disruption budget; these functions simulate, decide and explain.
 //!
 //! - [`candidate`]: a node that may be consolidated.
+//! - [`balanced`]: the `Balanced` policy's score of a move.
 //! - [`simulation`]: the cluster as the scheduler sees it without some nodes.
 //! - [`compute`]: one candidate set → delete, replace, or why not (`computeConsolidation`).
 //! - [`multi_node`] and [`single_node`]: the two methods, choosing which candidate sets to try.
 //! - [`command`]: what they return, explained for events and conditions.
 
+pub mod balanced;
 pub mod candidate;
 pub mod command;
 pub mod compute;
@@ -17,6 +19,7 @@ pub mod multi_node;
 pub mod simulation;
 pub mod single_node;
 
+pub use balanced::{BALANCED_K, PoolScore, PoolTotals};
 pub use candidate::Candidate;
 pub use command::{Action, Command, Decision, Method, Rejected, Rejection};
 pub use compute::{ConsolidationOptions, SPOT_TO_SPOT_GATE, compute_consolidation};

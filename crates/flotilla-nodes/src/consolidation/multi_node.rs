@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::balanced;
 use super::candidate::{Candidate, has_budget};
 use super::command::{Action, Command, Decision, Method, Rejected, Rejection};
 use super::compute::{ConsolidationOptions, compute_consolidation, retain_cheaper};
@@ -19,7 +20,8 @@ pub const MAX_CANDIDATES: usize = 100;
 /// are left to emptiness, and the first [`MAX_CANDIDATES`] remain. Then a binary search over
 /// the prefix length, from 2 up: `mid = (lo + hi) / 2`; a valid command for the first `mid + 1`
 /// candidates is kept and the search goes up, otherwise down. A replacement must be cheaper
-/// than any candidate of the same instance type (`filterOutSameInstanceType`).
+/// than any candidate of the same instance type (`filterOutSameInstanceType`), and every
+/// Balanced pool among the prefix's must approve it.
 ///
 /// `should_stop` is asked before each simulation, and stands in for Karpenter's one-minute
 /// timeout without reading a clock: the caller backs it with its clock (or a count). Once it
@@ -61,7 +63,8 @@ pub fn multi_node_consolidation(
         let mid = (lo + hi) / 2;
         let prefix = &chosen[..=mid];
         let outcome = compute_consolidation(&mut simulator, prefix, Method::MultiNode, options)
-            .and_then(|command| without_same_instance_type(&simulator, command, prefix));
+            .and_then(|command| without_same_instance_type(&simulator, command, prefix))
+            .and_then(|command| balanced::approve(command, prefix));
         match outcome {
             Ok(command) => {
                 decision.command = Some(command);
@@ -145,6 +148,8 @@ mod tests {
                 Resources::new(pod_cpu, 1 << 20, 1, 0),
             )],
             disruption_cost: 1.0,
+            reschedule_cost: 1.0,
+            balanced: None,
         }
     }
 
@@ -202,6 +207,7 @@ mod tests {
             candidates: Vec::new(),
             action: Action::Replace(claim),
             candidates_price: 1.0,
+            scores: Vec::new(),
         };
         assert_eq!(
             without_same_instance_type(&simulator, command, &refs),

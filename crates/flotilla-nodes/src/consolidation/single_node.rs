@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::balanced;
 use super::candidate::{Candidate, has_budget};
 use super::command::{Decision, Method, Rejected};
 use super::compute::{ConsolidationOptions, compute_consolidation};
@@ -13,8 +14,9 @@ use super::simulation::{Cluster, Simulator};
 ///
 /// Candidates are interleaved across pools — the first of each pool, then the second of each,
 /// and so on — with the pools in `prioritized_pools` (those a previous search did not reach)
-/// first, then the others in order of first appearance. Candidates of pools without budget and
-/// empty candidates are skipped; the first candidate whose command is valid wins.
+/// first, then the others in order of first appearance. Candidates of pools without budget,
+/// empty candidates, and candidates of Balanced pools that even a delete would not pay for are
+/// skipped; the first candidate whose command is valid (and approved by a Balanced pool) wins.
 ///
 /// `should_stop` is asked before each simulation, and stands in for Karpenter's three-minute
 /// timeout without reading a clock; when it says stop, the pools not yet examined are reported
@@ -35,7 +37,7 @@ pub fn single_node_consolidation(
             decision.constrained_by_budgets = true;
             continue;
         }
-        if candidate.pods.is_empty() {
+        if candidate.pods.is_empty() || !balanced::can_pass(candidate) {
             continue;
         }
         if should_stop() {
@@ -47,7 +49,10 @@ pub fn single_node_consolidation(
             }
             break;
         }
-        match compute_consolidation(&mut simulator, &[candidate], Method::SingleNode, options) {
+        let outcome =
+            compute_consolidation(&mut simulator, &[candidate], Method::SingleNode, options)
+                .and_then(|command| balanced::approve(command, &[candidate]));
+        match outcome {
             Ok(command) => {
                 decision.command = Some(command);
                 break;
@@ -104,6 +109,8 @@ mod tests {
             price: 1.0,
             pods: Vec::new(),
             disruption_cost: 1.0,
+            reschedule_cost: 1.0,
+            balanced: None,
         }
     }
 

@@ -227,14 +227,20 @@ impl NodeFacts {
         total * remaining
     }
 
-    /// Consolidation's order (v1.14+): price per unit of disruption, highest first — the
-    /// node that saves most for least disruption goes first.
-    pub fn consolidation_priority(&self) -> f64 {
-        let disruption: f64 = self
+    /// What moving its pods costs (Karpenter's `RescheduleDisruptionCost`): one for the node
+    /// plus each reschedulable pod's eviction cost, negative ones counting as zero.
+    pub fn reschedule_cost(&self) -> f64 {
+        let pods: f64 = self
             .reschedulable()
             .map(|p| p.eviction_cost().max(0.0))
             .sum();
-        self.price / (1.0 + disruption)
+        1.0 + pods
+    }
+
+    /// Consolidation's order (v1.14+): price per unit of disruption, highest first — the
+    /// node that saves most for least disruption goes first.
+    pub fn consolidation_priority(&self) -> f64 {
+        self.price / self.reschedule_cost()
     }
 }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use flotilla_api::conditions::{NewCondition, find, is_true, set_condition};
 use flotilla_api::nodes::{
-    ConsolidationPolicy, INITIALIZED_LABEL, NodeClaim, NodeClaimStatus, NodePool, REGISTERED_LABEL,
+    INITIALIZED_LABEL, NodeClaim, NodeClaimStatus, NodePool, REGISTERED_LABEL,
     TERMINATION_FINALIZER, TERMINATION_TIMESTAMP_ANNOTATION, UNREGISTERED_TAINT,
 };
 use flotilla_apimachinery::go_duration;
@@ -364,10 +364,7 @@ fn consolidatable(
         .map_or(initialized, |t| t.0.max(initialized));
     let at = base.checked_add(after).unwrap_or(Timestamp::MAX);
     if now >= at {
-        let policy = match disruption.consolidation_policy.unwrap_or_default() {
-            ConsolidationPolicy::WhenEmpty => "WhenEmpty",
-            _ => "WhenEmptyOrUnderutilized",
-        };
+        let policy = disruption.consolidation_policy.unwrap_or_default().as_str();
         set(
             status,
             "Consolidatable",

@@ -21,8 +21,8 @@ use flotilla_api::nodes::{
 };
 use flotilla_nodes::budget::{Limit, allowed_disruptions};
 use flotilla_nodes::consolidation::{
-    self, Candidate, Cluster, Method, Simulator, compute_consolidation, multi_node_consolidation,
-    single_node_consolidation,
+    self, Candidate, Cluster, Method, PoolTotals, Simulator, compute_consolidation,
+    multi_node_consolidation, single_node_consolidation,
 };
 use flotilla_nodes::disruption::candidate::{Class, NodeFacts, PodFacts, rejection};
 use flotilla_nodes::disruption::methods::{self, Remaining};
@@ -310,11 +310,35 @@ fn remaining(view: &View<'_>, reason: DisruptionReason, now: Timestamp) -> Remai
         .collect()
 }
 
-/// The consolidation candidate for a node.
-fn candidate(node: &Node_<'_>, now: Timestamp) -> Candidate {
+/// Each Balanced pool's totals over all its nodes, candidates or not (Karpenter's
+/// `computeNodePoolTotals`): their prices, and their reschedule costs.
+fn balanced_totals(all: &[Node_<'_>]) -> BTreeMap<String, PoolTotals> {
+    let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
+    for node in all {
+        let balanced = node.pool.is_some_and(|p| {
+            p.spec
+                .disruption
+                .as_ref()
+                .and_then(|d| d.consolidation_policy)
+                == Some(ConsolidationPolicy::Balanced)
+        });
+        if let (true, Some(pool)) = (balanced, &node.facts.pool) {
+            let entry = totals.entry(pool.clone()).or_default();
+            entry.cost += node.facts.price;
+            entry.disruption += node.facts.reschedule_cost();
+        }
+    }
+    totals
+}
+
+/// The consolidation candidate for a node, with its pool's `totals` if the pool is Balanced.
+fn candidate(node: &Node_<'_>, now: Timestamp, totals: &BTreeMap<String, PoolTotals>) -> Candidate {
+    let pool = node.facts.pool.clone().unwrap_or_default();
     Candidate {
+        balanced: totals.get(&pool).copied(),
+        reschedule_cost: node.facts.reschedule_cost(),
         node: node.facts.name.clone(),
-        pool: node.facts.pool.clone().unwrap_or_default(),
+        pool,
         instance_type: node.instance_type.clone(),
         capacity_type: node.capacity_type,
         zone: node.zone.clone(),
@@ -432,7 +456,7 @@ fn decide(
         let node = by_claim
             .get(facts.claim.as_str())
             .ok_or_else(|| "unknown node".to_string())?;
-        let cand = candidate(node, now);
+        let cand = candidate(node, now, &BTreeMap::new());
         let results = simulator.simulate(&[&cand]);
         match cand
             .pods
@@ -473,7 +497,11 @@ fn decide(
             .total_cmp(&a.facts.consolidation_priority())
             .then_with(|| a.facts.name.cmp(&b.facts.name))
     });
-    let candidates: Vec<Candidate> = consolidatable.iter().map(|n| candidate(n, now)).collect();
+    let totals = balanced_totals(all);
+    let candidates: Vec<Candidate> = consolidatable
+        .iter()
+        .map(|n| candidate(n, now, &totals))
+        .collect();
     let budgets = as_budgets(&remaining(view, DisruptionReason::Underutilized, now));
     let options = ctx.consolidation;
     let mut simulations = 0usize;
@@ -497,11 +525,85 @@ fn decide(
                 ));
             }
         }
+        count_moves(&decision, &consolidatable, plan);
         if let Some(command) = decision.command {
+            approved_events(&command, &consolidatable, view, plan);
             return Some(consolidation_proposal(&command, &consolidatable, now));
         }
     }
     None
+}
+
+/// Counts a method's moves in `karpenter_consolidation_moves_total` (the command's, per pool of
+/// its candidates, approved; those Balanced pools rejected) and their Balanced scores in
+/// `karpenter_consolidation_score`.
+fn count_moves(decision: &consolidation::Decision, nodes: &[&Node_<'_>], plan: &mut Plan) {
+    let policy = |pool: &str| {
+        nodes
+            .iter()
+            .filter_map(|n| n.pool)
+            .find(|p| p.metadata.name.as_deref() == Some(pool))
+            .and_then(|p| p.spec.disruption.as_ref())
+            .and_then(|d| d.consolidation_policy)
+            .unwrap_or_default()
+            .as_str()
+    };
+    for rejected in &decision.rejected {
+        if let consolidation::Rejection::Unbalanced(score) = &rejected.why {
+            let labels = ["rejected", score.pool.as_str(), "Balanced"];
+            plan.observe(&metrics::CONSOLIDATION_MOVES, &labels, 1.0);
+            plan.observe(&metrics::CONSOLIDATION_SCORE, &labels, score.value());
+        }
+    }
+    let Some(command) = &decision.command else {
+        return;
+    };
+    let mut pools: Vec<&str> = command
+        .candidates
+        .iter()
+        .filter_map(|name| nodes.iter().find(|n| &n.facts.name == name))
+        .filter_map(|n| n.facts.pool.as_deref())
+        .collect();
+    pools.sort_unstable();
+    pools.dedup();
+    for pool in pools {
+        let labels = ["approved", pool, policy(pool)];
+        plan.observe(&metrics::CONSOLIDATION_MOVES, &labels, 1.0);
+        if let Some(score) = command.scores.iter().find(|s| s.pool == pool) {
+            plan.observe(&metrics::CONSOLIDATION_SCORE, &labels, score.value());
+        }
+    }
+}
+
+/// Karpenter's `ConsolidationApproved` events for a command Balanced pools scored: on the node
+/// and its claim for a single node, on each scored pool for several.
+fn approved_events(
+    command: &consolidation::Command,
+    nodes: &[&Node_<'_>],
+    view: &View<'_>,
+    plan: &mut Plan,
+) {
+    for score in &command.scores {
+        let message = score.to_string();
+        if let [only] = command.candidates.as_slice() {
+            if let Some(n) = nodes.iter().find(|n| &n.facts.name == only) {
+                plan.push(Action::Record(EventNote::normal(
+                    COMPONENT,
+                    ObjectRef::of(n.node),
+                    "ConsolidationApproved",
+                    message.clone(),
+                )));
+                plan.push(claim_event(n.claim, "ConsolidationApproved", message));
+            }
+        } else if let Some(pool) = view.pools.get(score.pool.as_str()) {
+            plan.push(Action::Record(EventNote::normal(
+                COMPONENT,
+                super::reference(*pool),
+                "ConsolidationApproved",
+                message,
+            )));
+        }
+    }
 }
 
 /// A consolidation command as a proposal.
@@ -589,7 +691,11 @@ fn validate(
         nodes: &existing,
         pending: &pending,
     });
-    let candidates: Vec<Candidate> = chosen.iter().map(|n| candidate(n, now)).collect();
+    // Karpenter's validation does not score Balanced moves again.
+    let candidates: Vec<Candidate> = chosen
+        .iter()
+        .map(|n| candidate(n, now, &BTreeMap::new()))
+        .collect();
     let refs: Vec<&Candidate> = candidates.iter().collect();
     let method = if refs.len() > 1 {
         Method::MultiNode

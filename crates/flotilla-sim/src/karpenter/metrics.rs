@@ -87,6 +87,21 @@ pub const PROVISIONING_DURATION: Desc = Desc::histogram(
     LONG_SECONDS,
 );
 
+/// Consolidation moves scored, by decision (`approved`, `rejected`), pool and policy: every
+/// move found for a pool, and the moves Balanced pools rejected.
+pub const CONSOLIDATION_MOVES: Desc = Desc::counter(
+    "karpenter_consolidation_moves_total",
+    "Number of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+    &["decision", "nodepool", "policy"],
+);
+/// The scores Balanced pools gave consolidation moves, by decision, pool and policy.
+pub const CONSOLIDATION_SCORE: Desc = Desc::histogram(
+    "karpenter_consolidation_score",
+    "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+    &["decision", "nodepool", "policy"],
+    &[0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0],
+);
+
 /// Every family above, so a member's `/metrics` lists each before its first sample.
 pub const ALL: &[&Desc] = &[
     &ALLOWED_DISRUPTIONS,
@@ -101,6 +116,8 @@ pub const ALL: &[&Desc] = &[
     &NODECLAIMS_DISRUPTED,
     &DISRUPTION_DECISIONS,
     &PROVISIONING_DURATION,
+    &CONSOLIDATION_MOVES,
+    &CONSOLIDATION_SCORE,
 ];
 
 /// The label value of the pool that owns an object.

@@ -1555,3 +1555,81 @@ async fn spot_nodes_are_replaced_by_spot_nodes_only_with_the_feature_gate() {
     );
     assert!(after.price() < before.price(), "by a cheaper spot node");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_balanced_pool_replaces_only_when_the_savings_pay_for_the_disruption() {
+    let m = member().await;
+    m.apply::<NodePool>(
+        r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: node.kubernetes.io/instance-type, operator: In,
+         values: [Standard_D2s_v5, Standard_E4s_v5, Standard_D8s_v5]}
+  disruption:
+    consolidationPolicy: Balanced
+    consolidateAfter: 0s
+"#,
+    )
+    .await;
+    create_deployment(&m, &deployment("web", 4, "1500m", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let types = |s: &Snapshot| -> Vec<String> {
+        s.nodes
+            .iter()
+            .filter_map(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()?
+                    .get("node.kubernetes.io/instance-type")
+                    .cloned()
+            })
+            .collect()
+    };
+    assert_eq!(types(&m.snapshot().await), ["Standard_D8s_v5"]);
+
+    // Two pods fit an E4 at $0.134/h: 43 % of the D8's cost for all the pool's disruption.
+    m.scale("web", 2).await;
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    assert_eq!(types(&m.snapshot().await), ["Standard_D8s_v5"]);
+    let events = m.events().await;
+    assert!(
+        says(
+            &events,
+            "Unconsolidatable",
+            "has consolidation policy Balanced and the move saves too little for its disruption: score 0.43 < threshold 0.50"
+        ),
+        "{:?}",
+        with_reason(&events, "Unconsolidatable")
+    );
+    let metrics = m.sim.engine().metrics().render(0, 0);
+    assert!(
+        metrics.contains(
+            r#"karpenter_consolidation_moves_total{decision="rejected",nodepool="default",policy="Balanced"}"#
+        ),
+        "{metrics}"
+    );
+
+    // One pod fits a D2: 75 % of the cost, approved.
+    m.scale("web", 1).await;
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    assert_eq!(types(&m.snapshot().await), ["Standard_D2s_v5"]);
+    let events = m.events().await;
+    assert!(
+        says(
+            &events,
+            "ConsolidationApproved",
+            "score 0.75 >= threshold 0.50 (k: 2, savings 75.0%, disruption 100.0%)"
+        ),
+        "{:?}",
+        with_reason(&events, "ConsolidationApproved")
+    );
+}
