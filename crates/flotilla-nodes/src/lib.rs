@@ -13,6 +13,7 @@ pub mod consolidation;
 pub mod disruption;
 pub mod drift;
 pub mod expiration;
+pub mod overlay;
 pub mod pdb;
 pub mod pod;
 pub mod pool_status;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodePool};
+use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodeOverlay, NodePool};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
@@ -46,6 +46,8 @@ pub struct ClusterState {
     pub node_claims: Vec<NodeClaim>,
     /// AKSNodeClasses.
     pub node_classes: Vec<AKSNodeClass>,
+    /// Karpenter NodeOverlays.
+    pub node_overlays: Vec<NodeOverlay>,
 }
 
 /// What the controllers need to know about the member they run in.

@@ -33,7 +33,11 @@ impl RealKarpenter {
             "-f",
             home.join("crds").to_str().expect("UTF-8 path"),
         ]);
-        for crd in ["nodepools.karpenter.sh", "nodeclaims.karpenter.sh"] {
+        for crd in [
+            "nodepools.karpenter.sh",
+            "nodeclaims.karpenter.sh",
+            "nodeoverlays.karpenter.sh",
+        ] {
             cluster.kubectl_ok(&["wait", "--for=condition=Established", "crd", crd]);
         }
         let types = cluster.dir().join("karpenter-instance-types.json");
@@ -44,9 +48,9 @@ impl RealKarpenter {
             .env("KUBECONFIG", cluster.kubeconfig())
             .env("INSTANCE_TYPES_FILE_PATH", &types)
             .env("DISABLE_LEADER_ELECTION", "true")
-            // Static NodePools (`spec.replicas`) are alpha behind this gate; Flotilla always
-            // honours them.
-            .env("FEATURE_GATES", "StaticCapacity=true")
+            // Static NodePools (`spec.replicas`) and NodeOverlays are alpha behind these gates;
+            // Flotilla always honours both.
+            .env("FEATURE_GATES", "StaticCapacity=true,NodeOverlay=true")
             .env("METRICS_PORT", free_port().to_string())
             .env("HEALTH_PROBE_PORT", free_port().to_string())
             // etcd 3.4 cannot serve client-go's watch-list streams; watch the classic way.

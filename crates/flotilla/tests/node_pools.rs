@@ -1,7 +1,8 @@
 //! Seed 003's NodePools on a simulated member, with the real kubectl: every example applies
 //! unchanged, the pools show their node class, nodes and allowed disruptions per reason, say
-//! where their node lifetime comes from, publish the figures as a metric, and bad pools are refused with the field named while
-//! the stored pool stays as it was.
+//! where their node lifetime comes from, publish the figures as a metric, and bad pools are
+//! refused with the field named while the stored pool stays as it was; NodeOverlays apply and
+//! report Ready.
 
 mod common;
 
@@ -165,6 +166,37 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
             "jsonpath={.apiVersion} {.spec.imageFamily}"
         ]),
         "karpenter.azure.com/v1beta1 AzureLinux"
+    );
+
+    // NodeOverlay (karpenter.sh/v1alpha1) applies, reports Ready, and shows its weight wide;
+    // a capacity overlay is refused saying why.
+    let overlay = hub.kubectl_stdin(
+        &["--kubeconfig", member.to_str().unwrap(), "apply", "-f", "-"],
+        "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: savings-plan}\n\
+         spec:\n  requirements:\n  - {key: karpenter.azure.com/sku-family, operator: In, values: [D]}\n\
+         \x20 priceAdjustment: \"-20%\"\n  weight: 10\n",
+    );
+    assert!(
+        overlay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&overlay.stderr)
+    );
+    common::eventually("the overlay Ready", 30, || {
+        on_member(&hub, &member, &["get", "overlays", "-o", "wide"])
+            .filter(|table| table.contains("savings-plan") && table.contains("True"))
+            .filter(|table| table.contains("WEIGHT") && table.contains("10"))
+    });
+    let refused = hub.kubectl_stdin(
+        &["--kubeconfig", member.to_str().unwrap(), "apply", "-f", "-"],
+        "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: gpus}\n\
+         spec:\n  requirements: []\n  capacity: {example.com/gpu: \"1\"}\n",
+    );
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("spec.capacity: Forbidden: extended resources are not modelled"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
 }
 

@@ -1,9 +1,10 @@
 //! The node auto-provisioning kinds a member cluster serves: Karpenter's `karpenter.sh/v1`
-//! NodePool and NodeClaim, and the simulated Azure cloud's `karpenter.azure.com/v1beta1`
+//! NodePool and NodeClaim and `karpenter.sh/v1alpha1` NodeOverlay, and the simulated Azure cloud's `karpenter.azure.com/v1beta1`
 //! AKSNodeClass — field for field as Karpenter and AKS node auto-provisioning define them.
 
 pub mod aks_node_class;
 pub mod node_claim;
+pub mod node_overlay;
 pub mod node_pool;
 
 pub use aks_node_class::{AKSNodeClass, AKSNodeClassSpec, AKSNodeClassStatus, ImageFamily};
@@ -11,6 +12,7 @@ pub use node_claim::{
     NodeClaim, NodeClaimSpec, NodeClaimStatus, NodeClassReference,
     NodeSelectorRequirementWithMinValues, RequirementOperator,
 };
+pub use node_overlay::{NodeOverlay, NodeOverlaySpec, NodeOverlayStatus, OverlayRequirement};
 pub use node_pool::{
     AllowedDisruptions, Budget, ConsolidationPolicy, Disruption, DisruptionReason, NodePool,
     NodePoolSpec, NodePoolStatus,
@@ -55,13 +57,14 @@ pub const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered";
 /// The node class a pool without `nodeClassRef` uses, as in AKS node auto-provisioning.
 pub const DEFAULT_NODE_CLASS: &str = "default";
 
-/// The kinds as CRDs: NodePool and NodeClaim at `v1`; AKSNodeClass stored at `v1beta1` and
+/// The kinds as CRDs: NodePool and NodeClaim at `v1`, NodeOverlay at `v1alpha1`; AKSNodeClass stored at `v1beta1` and
 /// also served, deprecated, at `v1alpha2` as the AKS provider still serves it (the two
 /// versions have the same fields, so objects convert by their `apiVersion` alone).
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
         finished(NodePool::crd()),
         finished(NodeClaim::crd()),
+        finished(NodeOverlay::crd()),
         with_deprecated_version(
             finished(AKSNodeClass::crd()),
             AKS_NODE_CLASS_OLD_VERSION,

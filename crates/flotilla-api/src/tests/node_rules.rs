@@ -334,3 +334,104 @@ fn node_class_image_gc_starts_above_where_it_stops() {
         ]
     );
 }
+
+/// A NodeOverlay with `spec`.
+fn overlay(spec: Value) -> Value {
+    json!({"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
+           "metadata": {"name": "o"}, "spec": spec})
+}
+
+#[test]
+fn node_overlays_follow_karpenters_schema_and_rules() {
+    let crd = member_crds()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "NodeOverlay")
+        .expect("members serve NodeOverlay");
+    assert_eq!(crd.spec.versions[0].name, "v1alpha1");
+    assert_eq!(
+        crd.spec.names.short_names,
+        Some(vec!["overlays".to_string()])
+    );
+    let schema = serde_json::to_value(
+        &crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .unwrap()
+            .open_api_v3_schema,
+    )
+    .unwrap();
+    let good = [
+        json!({"requirements": [{"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["D"]}],
+               "priceAdjustment": "-15%", "weight": 10}),
+        json!({"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["a"]}],
+               "price": "0.25"}),
+        json!({"requirements": [], "priceAdjustment": "+0.5"}),
+        json!({"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]}],
+               "priceAdjustment": "-100%"}),
+    ];
+    for spec in good {
+        let doc = overlay(spec.clone());
+        assert_eq!(violations(&schema, &doc), Vec::<String>::new(), "{spec}");
+        assert_eq!(
+            messages("NodeOverlay", &doc, None),
+            Vec::<String>::new(),
+            "{spec}"
+        );
+    }
+    for (spec, field) in [
+        (
+            json!({"requirements": [], "priceAdjustment": "10%"}),
+            "spec.priceAdjustment",
+        ),
+        (
+            json!({"requirements": [], "priceAdjustment": "-150%"}),
+            "spec.priceAdjustment",
+        ),
+        (json!({"requirements": [], "price": "-1"}), "spec.price"),
+        (json!({"requirements": [], "weight": 0}), "spec.weight"),
+        (json!({"priceAdjustment": "+1"}), "spec.requirements"),
+    ] {
+        let found = violations(&schema, &overlay(spec.clone()));
+        assert!(
+            found.iter().any(|v| v.starts_with(field)),
+            "{spec}: expected a violation at {field}, got {found:?}"
+        );
+    }
+    let rules = [
+        (
+            json!({"requirements": [], "price": "1", "priceAdjustment": "+1"}),
+            "cannot set both 'price' and 'priceAdjustment'",
+        ),
+        (
+            json!({"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In"}]}),
+            "requirements with operator 'In' must have a value defined",
+        ),
+        (
+            json!({"requirements": [{"key": "a", "operator": "NotIn"}]}),
+            "requirements with operator 'NotIn' must have a value defined",
+        ),
+        (
+            json!({"requirements": [{"key": "karpenter.azure.com/sku-cpu", "operator": "Gt", "values": ["x"]}]}),
+            "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value",
+        ),
+        (
+            json!({"requirements": [{"key": "karpenter.sh/foo", "operator": "Exists"}]}),
+            "label domain \"karpenter.sh\" is restricted",
+        ),
+        (
+            json!({"requirements": [], "capacity": {"cpu": "1"}}),
+            "invalid resource restricted",
+        ),
+        (
+            json!({"requirements": [], "capacity": {"example.com/gpu": "1"}}),
+            "extended resources are not modelled",
+        ),
+    ];
+    for (spec, expected) in rules {
+        let found = messages("NodeOverlay", &overlay(spec.clone()), None);
+        assert!(
+            found.iter().any(|m| m.contains(expected)),
+            "{spec}: expected {expected:?}, got {found:?}"
+        );
+    }
+}

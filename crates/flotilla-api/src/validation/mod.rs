@@ -93,6 +93,7 @@ pub fn validate(
         (UPDATES_GROUP, "Gate" | "MemberUpgrade") => updates::validate_immutable_spec(new, old),
         (KARPENTER_GROUP, "NodePool") => nodes::validate_node_pool(new, old),
         (KARPENTER_GROUP, "NodeClaim") => nodes::validate_node_claim(new, old),
+        (KARPENTER_GROUP, "NodeOverlay") => nodes::validate_node_overlay(new),
         (AZURE_GROUP, "AKSNodeClass") => nodes::validate_node_class(new),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         ("", "ConfigMap") => core::validate_config_map(new),

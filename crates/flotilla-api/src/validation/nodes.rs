@@ -2,7 +2,8 @@
 //! CEL rules (a budget's `schedule` and `duration` come together, the schedule is valid cron,
 //! requirements are well formed, template labels stay out of the restricted domains (Karpenter's
 //! and the AKS provider's), a pool's
-//! node class kind and group never change, a claim's spec never changes).
+//! node class kind and group never change, a claim's spec never changes, an overlay's price
+//! rules).
 
 use flotilla_apimachinery::FieldError;
 use flotilla_apimachinery::cron::Schedule;
@@ -11,8 +12,8 @@ use serde_json::Value;
 use super::common::{immutable, spec};
 use super::path::Path;
 use crate::nodes::{
-    Budget, NODEPOOL_LABEL, NodeClaimSpec, NodePoolSpec, NodeSelectorRequirementWithMinValues,
-    RequirementOperator,
+    Budget, NODEPOOL_LABEL, NodeClaimSpec, NodeOverlaySpec, NodePoolSpec,
+    NodeSelectorRequirementWithMinValues, RequirementOperator,
 };
 
 /// Validates an `AKSNodeClass`: image garbage collection starts above where it stops (the
@@ -180,6 +181,90 @@ fn restricted_label(key: &str, aks: bool) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+/// Validates a `NodeOverlay` with the rules and messages of Karpenter's CRD: not both `price`
+/// and `priceAdjustment`; `In`/`NotIn` with values and the numeric operators with one
+/// non-negative integer; restricted label keys (but `karpenter.sh/nodepool`, which overlays may
+/// match); no standard resource in `capacity`. `capacity` itself is refused: Flotilla's
+/// simulated members do not model extended resources, so it could not act.
+pub(crate) fn validate_node_overlay(new: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(overlay) = spec::<NodeOverlaySpec>(new) else {
+        return errors;
+    };
+    let spec = Path::new("spec");
+    if overlay.price.is_some() && overlay.price_adjustment.is_some() {
+        errors.push(FieldError::invalid(
+            spec.clone(),
+            Value::Null,
+            "cannot set both 'price' and 'priceAdjustment'",
+        ));
+    }
+    let requirements = spec.child("requirements");
+    for (i, requirement) in overlay.requirements.iter().enumerate() {
+        let values = &requirement.values;
+        let why = match requirement.operator {
+            RequirementOperator::NotIn if values.is_empty() => {
+                Some("requirements with operator 'NotIn' must have a value defined")
+            }
+            RequirementOperator::In if values.is_empty() => {
+                Some("requirements with operator 'In' must have a value defined")
+            }
+            RequirementOperator::Gt
+            | RequirementOperator::Lt
+            | RequirementOperator::Gte
+            | RequirementOperator::Lte
+                if !(values.len() == 1 && values[0].parse::<u64>().is_ok()) =>
+            {
+                Some(
+                    "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value",
+                )
+            }
+            RequirementOperator::Exists | RequirementOperator::DoesNotExist
+                if !values.is_empty() =>
+            {
+                Some("operators Exists and DoesNotExist take no values")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            errors.push(FieldError::invalid(
+                requirements.index(i).child("values"),
+                Value::from(values.clone()),
+                why,
+            ));
+        }
+        if requirement.key != NODEPOOL_LABEL
+            && let Some(why) = restricted_label(&requirement.key, false)
+        {
+            errors.push(FieldError::invalid(
+                requirements.index(i).child("key"),
+                Value::from(requirement.key.as_str()),
+                why,
+            ));
+        }
+    }
+    if let Some(capacity) = &overlay.capacity {
+        let at = spec.child("capacity");
+        if capacity
+            .keys()
+            .any(|k| ["cpu", "memory", "ephemeral-storage", "pods"].contains(&k.as_str()))
+        {
+            errors.push(FieldError::invalid(
+                at,
+                Value::from(capacity.keys().cloned().collect::<Vec<_>>()),
+                "invalid resource restricted",
+            ));
+        } else {
+            errors.push(FieldError::forbidden(
+                at,
+                "extended resources are not modelled by Flotilla's simulated members, so a \
+                 capacity overlay could not act; only price and priceAdjustment are honoured",
+            ));
+        }
+    }
+    errors
 }
 
 /// Validates a `NodeClaim`: well-formed requirements, and a spec that never changes.

@@ -70,10 +70,12 @@ fn possible(simulator: &Simulator<'_>, claim: &NewClaim, capacity_type: Capacity
         .is_none_or(|r| r.has(capacity_type.label()));
     allowed
         && claim.instance_type_options.iter().any(|option| {
-            simulator.instance_type(&option.name).is_some_and(|it| {
-                it.compatible_offerings(requirements)
-                    .any(|o| o.capacity_type == capacity_type)
-            })
+            simulator
+                .instance_type(&option.name, requirements)
+                .is_some_and(|it| {
+                    it.compatible_offerings(requirements)
+                        .any(|o| o.capacity_type == capacity_type)
+                })
         })
 }
 
@@ -191,7 +193,7 @@ fn pin_to_spot(simulator: &Simulator<'_>, claim: &mut NewClaim) {
         .iter()
         .filter_map(|option| {
             let offering = simulator
-                .instance_type(&option.name)?
+                .instance_type(&option.name, requirements)?
                 .cheapest_offering(requirements)?;
             Some(InstanceTypeOption {
                 name: option.name.clone(),
@@ -217,7 +219,7 @@ pub(super) fn retain_cheaper(
     let requirements = &claim.requirements;
     claim.instance_type_options.retain(|option| {
         simulator
-            .instance_type(&option.name)
+            .instance_type(&option.name, requirements)
             .and_then(|it| it.worst_launch_price(requirements))
             .is_some_and(|worst| worst < max_price)
     });
@@ -227,7 +229,7 @@ pub(super) fn retain_cheaper(
     let options = claim
         .instance_type_options
         .iter()
-        .filter_map(|o| simulator.instance_type(&o.name));
+        .filter_map(|o| simulator.instance_type(&o.name, requirements));
     match unmet_min_values(&claim.requirements, options) {
         Some(shortfall) => Err(Some(Rejection::MinValues(shortfall))),
         None => Ok(()),
@@ -246,7 +248,7 @@ fn min_values_prefix(simulator: &Simulator<'_>, claim: &NewClaim) -> usize {
     let types: Vec<_> = claim
         .instance_type_options
         .iter()
-        .filter_map(|o| simulator.instance_type(&o.name))
+        .filter_map(|o| simulator.instance_type(&o.name, &claim.requirements))
         .collect();
     (1..=types.len())
         .find(|&k| unmet_min_values(&claim.requirements, types[..k].iter().copied()).is_none())

@@ -6,7 +6,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::candidate::Candidate;
 use crate::scheduling::{
-    ExistingNode, InstanceType, NodePool, Results, Scheduler, SchedulingOptions, SimPod,
+    ExistingNode, InstanceType, NodePool, Requirements, Results, Scheduler, SchedulingOptions,
+    SimPod,
 };
 
 /// The cluster consolidation simulates against.
@@ -29,7 +30,9 @@ pub struct Cluster<'a> {
 pub struct Simulator<'a> {
     cluster: Cluster<'a>,
     scheduler: Scheduler<'a>,
-    instance_types: HashMap<&'a str, &'a InstanceType>,
+    /// The catalog by name: several entries share a name where a NodeOverlay changed a type's
+    /// prices for some pools (each restricted to its pools by `karpenter.sh/nodepool`).
+    instance_types: HashMap<&'a str, Vec<&'a InstanceType>>,
     simulations: usize,
 }
 
@@ -39,11 +42,13 @@ impl<'a> Simulator<'a> {
         Simulator {
             cluster,
             scheduler: Scheduler::new(cluster.pools, cluster.instance_types),
-            instance_types: cluster
-                .instance_types
-                .iter()
-                .map(|it| (it.name.as_str(), it))
-                .collect(),
+            instance_types: cluster.instance_types.iter().fold(
+                HashMap::new(),
+                |mut by_name: HashMap<&str, Vec<&InstanceType>>, it| {
+                    by_name.entry(it.name.as_str()).or_default().push(it);
+                    by_name
+                },
+            ),
             simulations: 0,
         }
     }
@@ -71,9 +76,18 @@ impl<'a> Simulator<'a> {
         self.scheduler.schedule(&nodes, &pods, options)
     }
 
-    /// The instance type named `name`.
-    pub fn instance_type(&self, name: &str) -> Option<&'a InstanceType> {
-        self.instance_types.get(name).copied()
+    /// The instance type named `name` as a claim with `requirements` (which name its pool)
+    /// sees it.
+    pub fn instance_type(
+        &self,
+        name: &str,
+        requirements: &Requirements,
+    ) -> Option<&'a InstanceType> {
+        self.instance_types
+            .get(name)?
+            .iter()
+            .copied()
+            .find(|it| it.requirements.intersects(requirements).is_ok())
     }
 
     /// How many simulations have run.

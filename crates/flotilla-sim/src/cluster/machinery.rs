@@ -64,6 +64,7 @@ impl Machinery {
             "NodePool",
             "NodeClaim",
             "AKSNodeClass",
+            "NodeOverlay",
         ]
         .iter()
         .filter_map(|k| writer.info(k).ok().map(|i| i.prefix()))
@@ -187,6 +188,7 @@ impl Machinery {
             node_pools: self.list_custom("NodePool", &mut revision).await?,
             node_claims: self.list_custom("NodeClaim", &mut revision).await?,
             node_classes: self.list_custom("AKSNodeClass", &mut revision).await?,
+            node_overlays: self.list_custom("NodeOverlay", &mut revision).await?,
         })
     }
 

@@ -34,6 +34,7 @@ const KINDS: &[(&str, &str, &str, &str)] = &[
     ),
     ("karpenter.sh", "v1", "nodepools", "NodePool"),
     ("karpenter.sh", "v1", "nodeclaims", "NodeClaim"),
+    ("karpenter.sh", "v1alpha1", "nodeoverlays", "NodeOverlay"),
     (
         "karpenter.azure.com",
         "v1beta1",

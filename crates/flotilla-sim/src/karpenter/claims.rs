@@ -145,7 +145,7 @@ fn launch(
     plan: &mut Plan,
     now: Timestamp,
 ) {
-    let chosen: Result<Launch<'_>, String> = cloud::launch(claim, ctx.catalog);
+    let chosen: Result<Launch<'_>, String> = cloud::launch(claim, ctx.cloud);
     match chosen {
         Ok(launch) => {
             plan.push(Action::update(&labelled(claim, &launch)));
@@ -537,7 +537,7 @@ pub fn reconcile(
                         .is_some_and(|l| l.contains_key(labels::INSTANCE_TYPE));
                     if unlabelled {
                         // The launch's label write lost a race; the launch is deterministic.
-                        if let Ok(launch) = cloud::launch(claim, ctx.catalog) {
+                        if let Ok(launch) = cloud::launch(claim, ctx.cloud) {
                             plan.push(Action::update(&labelled(claim, &launch)));
                         }
                     } else if now >= boots {

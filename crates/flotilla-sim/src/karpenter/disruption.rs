@@ -29,7 +29,9 @@ use flotilla_nodes::disruption::methods::{self, Remaining};
 use flotilla_nodes::expiration::lifetime;
 use flotilla_nodes::pdb::Budgets;
 use flotilla_nodes::pool_status::{counts, in_pool};
-use flotilla_nodes::scheduling::{CapacityType, ExistingNode, NewClaim, SimPod, from_k8s, labels};
+use flotilla_nodes::scheduling::{
+    CapacityType, ExistingNode, NewClaim, Requirement, Requirements, SimPod, from_k8s, labels,
+};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Node, Taint};
 
@@ -220,10 +222,16 @@ fn nodes<'s>(
             let zone = label(labels::ZONE);
             let capacity_type = CapacityType::from_label(&label(labels::CAPACITY_TYPE))
                 .unwrap_or(CapacityType::OnDemand);
+            // The price its pool sees (a NodeOverlay may change it for some pools).
+            let mut of_pool = Requirements::new();
+            of_pool.add(
+                labels::NODE_POOL,
+                Requirement::single(&label(labels::NODE_POOL)),
+            );
             let price = ctx
                 .catalog
                 .iter()
-                .find(|it| it.name == instance_type)
+                .find(|it| it.name == instance_type && it.requirements.intersects(&of_pool).is_ok())
                 .and_then(|it| {
                     it.offerings
                         .iter()
@@ -730,6 +738,7 @@ fn consolidation_type(method: &str) -> &'static str {
 fn start(
     proposal: &Proposal,
     view: &View<'_>,
+    ctx: &Context<'_>,
     all: &[Node_<'_>],
     marks: &mut Marks,
     plan: &mut Plan,
@@ -744,7 +753,13 @@ fn start(
             return;
         };
         let name = claim_name(new, &format!("{salt}/{i}"));
-        plan.push(Action::create(&claim_for(new, pool, class, &name)));
+        plan.push(Action::create(&claim_for(
+            new,
+            pool,
+            class,
+            &name,
+            ctx.catalog,
+        )));
         plan.observe(
             &metrics::NODECLAIMS_CREATED,
             &["disruption", &new.pool],
@@ -829,7 +844,7 @@ pub fn reconcile(
             return (plan, marks);
         }
         match validate(&proposal, view, ctx, &all, now) {
-            Ok(valid) => start(&valid, view, &all, &mut marks, &mut plan),
+            Ok(valid) => start(&valid, view, ctx, &all, &mut marks, &mut plan),
             Err(why) => {
                 if let Some(pool) = all
                     .iter()
@@ -852,7 +867,7 @@ pub fn reconcile(
     }
     if let Some(proposal) = decide(view, ctx, &all, memory, &mut plan, now) {
         if proposal.reason == DisruptionReason::Drifted {
-            start(&proposal, view, &all, &mut marks, &mut plan);
+            start(&proposal, view, ctx, &all, &mut marks, &mut plan);
         } else {
             for claim in &proposal.claims {
                 if let Some(node) = all.iter().find(|n| &n.facts.claim == claim) {

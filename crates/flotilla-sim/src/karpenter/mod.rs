@@ -3,6 +3,7 @@
 //!
 //! - [`node_classes`]: each AKSNodeClass's status (the image and Kubernetes version it
 //!   resolves to);
+//! - [`node_overlays`]: the catalog with the NodeOverlays' price changes, and their status;
 //! - [`provisioner`]: unschedulable pods → new NodeClaims;
 //! - [`claims`]: each claim's launch, registration, initialization, `Consolidatable`,
 //!   `Drifted`, expiration and finalization, on the simulated [`cloud`];
@@ -21,6 +22,7 @@ pub mod disruption;
 pub mod memory;
 pub mod metrics;
 pub mod node_classes;
+pub mod node_overlays;
 pub mod provisioner;
 pub mod termination;
 pub mod view;
@@ -56,8 +58,11 @@ pub struct Context<'a> {
     pub region: &'a str,
     /// Its control plane's Kubernetes version (what new nodes' kubelets run).
     pub kubernetes_version: &'a str,
-    /// The instance types the simulated cloud offers there.
+    /// The instance types the simulated cloud offers there, as the pools see them: with the
+    /// NodeOverlays' price changes (what the scheduler and consolidation weigh).
     pub catalog: &'a [InstanceType],
+    /// The same at the cloud's own prices: what a launch picks the cheapest offering from.
+    pub cloud: &'a [InstanceType],
     /// What Karpenter's feature gates switch on in its consolidation.
     pub consolidation: flotilla_nodes::consolidation::ConsolidationOptions,
 }
@@ -96,16 +101,23 @@ pub fn plan(
     let view = view::View::new(state);
     let mut plan = node_classes::reconcile(state, &settings.kubernetes_version, now);
     plan.merge(pools(&view, memory, now));
-    if state.node_pools.is_empty() && state.node_claims.is_empty() {
+    let unused = state.node_pools.is_empty() && state.node_claims.is_empty();
+    if unused && state.node_overlays.is_empty() {
         return plan;
     }
     // Built only for members that use Karpenter: most members of a large fleet do not.
-    let catalog = cloud::instance_types(&settings.region);
+    let cloud = cloud::instance_types(&settings.region);
+    let (overlaid, overlays) = node_overlays::reconcile(state, &cloud, now);
+    plan.merge(overlays);
+    if unused {
+        return plan;
+    }
     let ctx = Context {
         member: &settings.member,
         region: &settings.region,
         kubernetes_version: &settings.kubernetes_version,
-        catalog: &catalog,
+        catalog: &overlaid.instance_types,
+        cloud: &cloud,
         consolidation: settings.consolidation,
     };
     let budgets = termination::Budgets::new(&state.pod_disruption_budgets, &state.pods);

@@ -20,8 +20,8 @@ use flotilla_nodes::scheduling::from_k8s::{self, resources_from_list};
 use flotilla_nodes::scheduling::requirements::Undefined;
 use flotilla_nodes::scheduling::scheduler::instance_type_options;
 use flotilla_nodes::scheduling::{
-    ExistingNode, NewClaim, Operator, Requirement, Requirements, Resources, Scheduler,
-    SchedulingOptions, SimPod, labels, taints,
+    ExistingNode, InstanceType, NewClaim, Operator, Requirement, Requirements, Resources,
+    Scheduler, SchedulingOptions, SimPod, labels, taints,
 };
 use flotilla_nodes::static_capacity::{self, StaticClaim, StaticDecision};
 use jiff::Timestamp;
@@ -94,7 +94,7 @@ fn in_flight(claim: &NodeClaim, ctx: &Context<'_>) -> Option<ExistingNode> {
     }
     let allocatable = match claim.status.as_ref().filter(|s| !s.allocatable.is_empty()) {
         Some(status) => resources_from_list(&status.allocatable).ok()?,
-        None => cloud::launch(claim, ctx.catalog)
+        None => cloud::launch(claim, ctx.cloud)
             .ok()?
             .instance_type
             .allocatable(),
@@ -155,12 +155,7 @@ fn daemon_pods(view: &View<'_>) -> Vec<SimPod> {
 fn claimed_capacity(claim: &NodeClaim, ctx: &Context<'_>) -> Option<Resources> {
     match claim.status.as_ref().filter(|s| !s.capacity.is_empty()) {
         Some(status) => resources_from_list(&status.capacity).ok(),
-        None => Some(
-            cloud::launch(claim, ctx.catalog)
-                .ok()?
-                .instance_type
-                .capacity,
-        ),
+        None => Some(cloud::launch(claim, ctx.cloud).ok()?.instance_type.capacity),
     }
 }
 
@@ -222,8 +217,13 @@ fn static_pools(view: &View<'_>, ctx: &Context<'_>, now: Timestamp) -> Plan {
                     continue;
                 };
                 for i in 0..count {
-                    let claim =
-                        claim_for(&new, pool, class, &claim_name(&new, &format!("{now}-{i}")));
+                    let claim = claim_for(
+                        &new,
+                        pool,
+                        class,
+                        &claim_name(&new, &format!("{now}-{i}")),
+                        ctx.catalog,
+                    );
                     plan.push(Action::create(&claim));
                 }
                 plan.push(Action::Record(EventNote::normal(
@@ -329,13 +329,25 @@ pub fn cluster_nodes(view: &View<'_>, ctx: &Context<'_>, without: &[&str]) -> Ve
 /// template (labels, annotations, taints, startup taints, node class, lifetime, termination
 /// grace period), the scheduler's requirements narrowed to its instance-type options, the
 /// hash annotations drift compares, the pool as owner, and the termination finalizer.
-pub fn claim_for(new: &NewClaim, pool: &NodePool, class: &AKSNodeClass, name: &str) -> NodeClaim {
+pub fn claim_for(
+    new: &NewClaim,
+    pool: &NodePool,
+    class: &AKSNodeClass,
+    name: &str,
+    catalog: &[InstanceType],
+) -> NodeClaim {
     let template = &pool.spec.template;
     let metadata = template.metadata.clone().unwrap_or_default();
     let mut labels = metadata.labels.clone();
     labels.insert(NODEPOOL_LABEL.into(), new.pool.clone());
     let mut annotations = metadata.annotations.clone();
     annotations.extend(launch_annotations(&pool.spec, &class.spec));
+    if super::node_overlays::price_overlaid(catalog, new) {
+        annotations.insert(
+            super::node_overlays::PRICE_OVERLAY_APPLIED_ANNOTATION.into(),
+            "true".into(),
+        );
+    }
     let mut requirements = new.requirements.clone();
     let options: Vec<&str> = new
         .instance_type_options
@@ -448,7 +460,13 @@ pub fn reconcile(view: &View<'_>, ctx: &Context<'_>, memory: &mut Memory, now: T
             continue;
         };
         let name = claim_name(new, &now.to_string());
-        plan.push(Action::create(&claim_for(new, pool, class, &name)));
+        plan.push(Action::create(&claim_for(
+            new,
+            pool,
+            class,
+            &name,
+            ctx.catalog,
+        )));
         plan.observe(
             &super::metrics::NODECLAIMS_CREATED,
             &["provisioning", &new.pool],

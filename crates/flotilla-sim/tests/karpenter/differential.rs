@@ -19,7 +19,10 @@ use std::time::Duration;
 use flotilla_testkit::{ClusterOptions, RealCluster, RealKarpenter};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+};
+use kube::discovery::Scope;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -64,7 +67,7 @@ struct Scenario {
 struct Step {
     /// What the step does, for the report.
     say: String,
-    /// Deployments to create (a YAML stream, namespace `default`).
+    /// Objects to create (a YAML stream; namespaced ones in `default`).
     #[serde(default)]
     apply: Option<String>,
     /// Deployments to scale, by name.
@@ -165,13 +168,21 @@ impl Side<'_> {
 
     async fn run(&self, step: &Step) {
         let client = self.client();
-        let deployments = Api::<Deployment>::namespaced(client, "default");
+        let deployments = Api::<Deployment>::namespaced(client.clone(), "default");
         for doc in step.apply.iter().flat_map(|y| y.split("\n---\n")) {
-            let deployment: Deployment = serde_saphyr::from_str(doc).expect("Deployment YAML");
-            deployments
-                .create(&PostParams::default(), &deployment)
+            let object: DynamicObject = serde_saphyr::from_str(doc).expect("object YAML");
+            let types = object.types.clone().expect("apiVersion and kind");
+            let gvk = GroupVersionKind::try_from(&types).expect("apiVersion");
+            let (resource, capabilities) = kube::discovery::pinned_kind(&client, &gvk)
                 .await
-                .unwrap_or_else(|e| panic!("{}: {e}", self.name()));
+                .unwrap_or_else(|e| panic!("{}: discover {}: {e}", self.name(), types.kind));
+            let api: Api<DynamicObject> = match capabilities.scope {
+                Scope::Namespaced => Api::namespaced_with(client.clone(), "default", &resource),
+                Scope::Cluster => Api::all_with(client.clone(), &resource),
+            };
+            api.create(&PostParams::default(), &object)
+                .await
+                .unwrap_or_else(|e| panic!("{}: {} {e}", self.name(), types.kind));
         }
         for (name, replicas) in &step.scale {
             deployments

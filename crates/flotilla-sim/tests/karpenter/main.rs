@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodePool};
+use flotilla_api::nodes::{AKSNodeClass, NodeClaim, NodeOverlay, NodePool};
 use flotilla_apiserver::registry::Registry;
 use flotilla_apiserver::{Clock, ManualClock};
 use flotilla_nodes::consolidation::ConsolidationOptions;
@@ -1631,5 +1631,113 @@ spec:
         ),
         "{:?}",
         with_reason(&events, "ConsolidationApproved")
+    );
+}
+
+/// The `type` condition of overlay `name` as `(status, reason)`.
+async fn overlay_condition(m: &Member, name: &str, type_: &str) -> Option<(String, String)> {
+    let overlay = Api::<NodeOverlay>::all(m.client.clone())
+        .get(name)
+        .await
+        .ok()?;
+    let status = overlay.status?;
+    let c = status.conditions.iter().find(|c| c.type_ == type_)?;
+    Some((c.status.clone(), c.reason.clone()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_overlays_change_what_consolidation_saves_and_say_when_they_conflict() {
+    let m = member().await;
+    m.apply::<NodePool>(
+        r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      - {key: node.kubernetes.io/instance-type, operator: In,
+         values: [Standard_D2s_v5, Standard_D8s_v5]}
+  disruption:
+    consolidateAfter: 0s
+"#,
+    )
+    .await;
+    // Same weight, same offerings: "committed-d8" goes first (the later name), "a-clash"
+    // conflicts and changes nothing.
+    for (name, price) in [
+        ("committed-d8", r#"price: "0.01""#),
+        ("a-clash", r#"priceAdjustment: "+50%""#),
+    ] {
+        m.apply::<NodeOverlay>(&format!(
+            r#"
+apiVersion: karpenter.sh/v1alpha1
+kind: NodeOverlay
+metadata: {{name: {name}}}
+spec:
+  requirements:
+  - {{key: node.kubernetes.io/instance-type, operator: In, values: [Standard_D8s_v5]}}
+  {price}
+  weight: 10
+"#
+        ))
+        .await;
+    }
+    create_deployment(&m, &deployment("web", 4, "1500m", &[])).await;
+    m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
+        .await;
+    let types = |s: &Snapshot| -> Vec<String> {
+        s.nodes
+            .iter()
+            .filter_map(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()?
+                    .get("node.kubernetes.io/instance-type")
+                    .cloned()
+            })
+            .collect()
+    };
+    let up = m.snapshot().await;
+    assert_eq!(types(&up), ["Standard_D8s_v5"]);
+    let annotations = up.claims[0]
+        .metadata
+        .annotations
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("karpenter.sh/price-overlay-applied")
+            .map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(
+        overlay_condition(&m, "committed-d8", "Ready").await,
+        Some(("True".into(), "Ready".into()))
+    );
+    assert_eq!(
+        overlay_condition(&m, "a-clash", "ValidationSucceeded").await,
+        Some(("False".into(), "Conflict".into()))
+    );
+
+    // One pod left: a D2 at $0.059/h is no saving on a D8 the overlay prices at $0.01/h.
+    m.scale("web", 1).await;
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    assert_eq!(types(&m.snapshot().await), ["Standard_D8s_v5"]);
+
+    // Without it, "a-clash" applies (D8 at 1.5 × $0.234/h) and the D2 replaces the D8.
+    Api::<NodeOverlay>::all(m.client.clone())
+        .delete("committed-d8", &Default::default())
+        .await
+        .unwrap();
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    assert_eq!(types(&m.snapshot().await), ["Standard_D2s_v5"]);
+    assert_eq!(
+        overlay_condition(&m, "a-clash", "ValidationSucceeded").await,
+        Some(("True".into(), "ValidationSucceeded".into()))
     );
 }
