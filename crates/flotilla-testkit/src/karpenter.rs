@@ -7,7 +7,8 @@
 //! `KWOKNodeClass` named [`RealKarpenter::NODE_CLASS`]; dropping it stops the process. Its log
 //! is the cluster's `logs/karpenter.log`, so [`RealCluster::logs`] shows it.
 
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -16,6 +17,7 @@ use crate::{RealCluster, eventually};
 /// A running Karpenter (kwok provider) managing a [`RealCluster`]'s nodes.
 pub struct RealKarpenter {
     child: Child,
+    metrics_port: u16,
 }
 
 impl RealKarpenter {
@@ -44,6 +46,7 @@ impl RealKarpenter {
         std::fs::write(&types, instance_types.to_string()).expect("write instance types");
         let log = cluster.dir().join("logs/karpenter.log");
         let out = std::fs::File::create(&log).expect("karpenter log");
+        let metrics_port = free_port();
         let child = Command::new(home.join("bin/karpenter"))
             .env("KUBECONFIG", cluster.kubeconfig())
             .env("INSTANCE_TYPES_FILE_PATH", &types)
@@ -51,7 +54,7 @@ impl RealKarpenter {
             // Static NodePools (`spec.replicas`) and NodeOverlays are alpha behind these gates;
             // Flotilla always honours both.
             .env("FEATURE_GATES", "StaticCapacity=true,NodeOverlay=true")
-            .env("METRICS_PORT", free_port().to_string())
+            .env("METRICS_PORT", metrics_port.to_string())
             .env("HEALTH_PROBE_PORT", free_port().to_string())
             // etcd 3.4 cannot serve client-go's watch-list streams; watch the classic way.
             .env("KUBE_FEATURE_WatchListClient", "false")
@@ -60,7 +63,10 @@ impl RealKarpenter {
             .stderr(out)
             .spawn()
             .expect("start karpenter");
-        let karpenter = Self { child };
+        let karpenter = Self {
+            child,
+            metrics_port,
+        };
         let class = format!(
             "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata:\n  name: {}\n",
             Self::NODE_CLASS
@@ -78,6 +84,30 @@ impl RealKarpenter {
             (String::from_utf8_lossy(&ready.stdout) == "True").then_some(())
         });
         karpenter
+    }
+}
+
+impl RealKarpenter {
+    /// What Karpenter's Prometheus endpoint shows now (the text format), empty while it does
+    /// not answer.
+    pub fn metrics(&self) -> String {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.metrics_port)) else {
+            return String::new();
+        };
+        let request = format!(
+            "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n",
+            self.metrics_port
+        );
+        let mut response = String::new();
+        if stream.write_all(request.as_bytes()).is_err()
+            || stream.read_to_string(&mut response).is_err()
+        {
+            return String::new();
+        }
+        response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .unwrap_or_default()
     }
 }
 

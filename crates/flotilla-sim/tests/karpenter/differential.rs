@@ -32,7 +32,7 @@ use super::{Member, member};
 const SCENARIOS: &str = include_str!("../fixtures/karpenter_scenarios.yaml");
 
 /// The simulated member's region; the real cluster's catalog uses its zones too.
-const REGION: &str = "eastus";
+pub(super) const REGION: &str = "eastus";
 
 /// Karpenter's kwok provider subtracts this from every instance type's capacity (its fixed
 /// kube-reserved), so the catalog it gets adds it back to match Flotilla's allocatable.
@@ -318,7 +318,7 @@ async fn observe(client: &kube::Client, zones: bool) -> Observation {
 /// The simulated cloud's catalog in the kwok provider's instance-type format: every type with
 /// an offering per zone and capacity type at the simulator's price, and resources that leave,
 /// after the kwok provider's fixed reservation, the simulator's allocatable.
-fn kwok_catalog() -> Value {
+pub(super) fn kwok_catalog() -> Value {
     let types = flotilla_sim::karpenter::cloud::instance_types(REGION);
     Value::Array(
         types

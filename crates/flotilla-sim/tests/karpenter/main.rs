@@ -31,6 +31,7 @@ use kube::api::{
 };
 
 mod differential;
+mod race;
 
 const START: &str = "2026-01-05T12:00:00Z";
 
