@@ -9,8 +9,8 @@ use flotilla_nodes::scheduling::topology::{
     AffinityTerm, BoundPod, PodSelector, PodTopology, Spread,
 };
 use flotilla_nodes::scheduling::{
-    Effect, ExistingNode, InstanceType, NodePool, Operator, Requirement, Requirements, Resources,
-    Results, SchedulingOptions, SimPod, Taint, Toleration, kwok_catalog, schedule,
+    Effect, ExistingNode, HostPort, InstanceType, NodePool, Operator, Requirement, Requirements,
+    Resources, Results, SchedulingOptions, SimPod, Taint, Toleration, kwok_catalog, schedule,
 };
 use proptest::prelude::*;
 
@@ -64,6 +64,72 @@ fn run(pools: &[NodePool], nodes: &[ExistingNode], pods: &[SimPod]) -> Results {
 
 fn catalog_type<'a>(catalog: &'a [InstanceType], name: &str) -> &'a InstanceType {
     catalog.iter().find(|t| t.name == name).unwrap()
+}
+
+/// A host port on `ip` (empty: unspecified).
+fn port(port: i32, protocol: &str, ip: &str) -> HostPort {
+    HostPort {
+        ip: if ip.is_empty() {
+            "0.0.0.0".into()
+        } else {
+            ip.into()
+        },
+        protocol: protocol.into(),
+        port,
+    }
+}
+
+#[test]
+fn host_ports_clash_as_karpenter_matches_them() {
+    let cases = [
+        (port(80, "TCP", ""), port(80, "TCP", ""), true),
+        (port(80, "TCP", ""), port(80, "UDP", ""), false),
+        (port(80, "TCP", ""), port(81, "TCP", ""), false),
+        (
+            port(80, "TCP", "10.0.0.1"),
+            port(80, "TCP", "10.0.0.2"),
+            false,
+        ),
+        (
+            port(80, "TCP", "10.0.0.1"),
+            port(80, "TCP", "10.0.0.1"),
+            true,
+        ),
+        (port(80, "TCP", "10.0.0.1"), port(80, "TCP", ""), true),
+        (port(80, "TCP", "::"), port(80, "TCP", "10.0.0.1"), true),
+    ];
+    for (a, b, clash) in cases {
+        assert_eq!(a.clashes(&b), clash, "{a:?} / {b:?}");
+        assert_eq!(b.clashes(&a), clash, "{b:?} / {a:?}");
+    }
+}
+
+#[test]
+fn pods_holding_the_same_host_port_get_a_node_each() {
+    let web = |i: usize, p: i32| {
+        pod(&format!("web-{i}"), 100, 1).with_host_ports(vec![port(p, "TCP", "")])
+    };
+    let same: Vec<SimPod> = (0..3).map(|i| web(i, 8080)).collect();
+    let results = run(&[linux_pool("default")], &[], &same);
+    assert_eq!(results.new_claims.len(), 3, "{results:?}");
+    let distinct: Vec<SimPod> = (0..3).map(|i| web(i, 8080 + i as i32)).collect();
+    let results = run(&[linux_pool("default")], &[], &distinct);
+    assert_eq!(results.new_claims.len(), 1, "{results:?}");
+
+    // A node whose bound pod holds the port takes other pods, not this one.
+    let mut busy = node("busy", 16, 64);
+    busy.bound = vec![BoundPod {
+        host_ports: vec![port(8080, "TCP", "")],
+        ..BoundPod::default()
+    }];
+    let results = run(
+        &[linux_pool("default")],
+        &[busy],
+        &[web(0, 8080), web(1, 9090)],
+    );
+    assert_eq!(results.existing["busy"], ["web-1"]);
+    assert_eq!(results.new_claims.len(), 1);
+    assert_eq!(results.new_claims[0].pods, ["web-0"]);
 }
 
 #[test]
@@ -546,6 +612,7 @@ fn arb_cluster() -> impl Strategy<Value = Cluster> {
         prop::sample::select(vec![128i64, 512, 2048, 8192, 30000]),
         prop::collection::vec(arb_requirements(), 0..3),
         prop::collection::vec(prop::sample::select(vec!["gpu", "team"]), 0..2),
+        prop::option::of(prop::sample::select(vec![80i32, 443])),
     );
     (
         prop::sample::select(vec![8usize, 36, 144]),
@@ -591,16 +658,30 @@ fn arb_cluster() -> impl Strategy<Value = Cluster> {
             pods: pods
                 .into_iter()
                 .enumerate()
-                .map(|(i, (cpu, memory_mib, terms, tolerated))| SimPod {
-                    requirement_terms: terms,
-                    tolerations: tolerated.into_iter().map(Toleration::exists).collect(),
-                    ..SimPod::new(
-                        &format!("pod-{i}"),
-                        Resources::new(cpu, memory_mib << 20, 1, 0),
-                    )
-                })
+                .map(
+                    |(i, (cpu, memory_mib, terms, tolerated, host_port))| SimPod {
+                        requirement_terms: terms,
+                        tolerations: tolerated.into_iter().map(Toleration::exists).collect(),
+                        host_ports: host_port.map(|p| port(p, "TCP", "")).into_iter().collect(),
+                        ..SimPod::new(
+                            &format!("pod-{i}"),
+                            Resources::new(cpu, memory_mib << 20, 1, 0),
+                        )
+                    },
+                )
                 .collect(),
         })
+}
+
+/// Whether no two of the `placed` pods hold clashing host ports.
+fn distinct_ports(placed: &[String], pods: &BTreeMap<&str, &SimPod>) -> bool {
+    let held: Vec<&HostPort> = placed
+        .iter()
+        .flat_map(|name| &pods[name.as_str()].host_ports)
+        .collect();
+    held.iter()
+        .enumerate()
+        .all(|(i, a)| held[i + 1..].iter().all(|b| !a.clashes(b)))
 }
 
 fn tolerates(pod: &SimPod, taints: &[Taint]) -> bool {
@@ -649,6 +730,7 @@ proptest! {
                 prop_assert!(terms(pod).iter().any(|t| t.matches(&node.labels)));
             }
             prop_assert!(total.fits(&node.allocatable), "{} overcommitted", node_name);
+            prop_assert!(distinct_ports(placed, &pods), "{} holds a host port twice", node_name);
         }
 
         // New claims: the cheapest option holds everything, and suits every pod.
@@ -664,6 +746,7 @@ proptest! {
             }
             prop_assert_eq!(total, claim.requests);
             prop_assert!(total.fits(&cheapest.allocatable()), "claim overcommitted");
+            prop_assert!(distinct_ports(&claim.pods, &pods), "a claim holds a host port twice");
             prop_assert!(cheapest.compatible(&claim.requirements));
             prop_assert!(claim.requirements.intersects(&pool.requirements).is_ok());
             if let Some(team) = pool.labels.get("team") {
@@ -751,6 +834,7 @@ fn pods_already_bound_count_toward_the_spread() {
         .insert(labels::ZONE.into(), "test-zone-a".into());
     crowded.bound = (0..2)
         .map(|_| BoundPod {
+            host_ports: Vec::new(),
             namespace: "default".into(),
             labels: serde_json::json!({"app": "web"})
                 .as_object()
@@ -800,6 +884,7 @@ fn zone_affinity_follows_the_pods_it_names_and_anti_affinity_avoids_them() {
     db.labels.insert(labels::ZONE.into(), "test-zone-c".into());
     db.requested = Resources::new(2000, GI, 1, 0);
     db.bound = vec![BoundPod {
+        host_ports: Vec::new(),
         namespace: "default".into(),
         labels: serde_json::json!({"app": "db"})
             .as_object()

@@ -1,5 +1,5 @@
 //! The pod scheduler: kube-scheduler's default filters (cordon, taints, node selector and
-//! affinity, resource fit) and least-allocated scoring, over plain nodes and pods.
+//! affinity, host ports, resource fit) and least-allocated scoring, over plain nodes and pods.
 //!
 //! Pending pods are taken in kube-scheduler's queue order (priority, then age); each binding
 //! counts against its node before the next pod is placed. A pod that fits nowhere gets
@@ -8,11 +8,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use flotilla_nodes::scheduling::from_k8s::host_ports;
+use flotilla_nodes::scheduling::model::{HostPort, ports_clash};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
 
 use crate::actions::{Action, EventNote, Plan};
-
 use crate::node_fit::misfit;
 use crate::objects::{ObjectRef, name_of, namespace_of, time};
 use crate::pod_state::{condition, is_terminal};
@@ -20,6 +21,9 @@ use crate::resources::{Resources, node_allocatable, pod_requests, pod_scoring_re
 
 /// The scheduler name pods get by default; pods naming another scheduler are left alone.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// kube-scheduler's NodePorts reason: a pod on the node holds a host port the pod needs.
+const PORTS_TAKEN: &str = "node(s) didn't have free ports for the requested pod ports";
 
 /// kube-scheduler's message when the cluster has no nodes at all.
 pub const NO_NODES: &str = "no nodes available to schedule pods";
@@ -53,6 +57,8 @@ struct NodeState<'a> {
     requested: Resources,
     scoring_requested: Resources,
     pods: i64,
+    /// The host ports its pods hold.
+    ports: Vec<HostPort>,
 }
 
 impl NodeState<'_> {
@@ -134,6 +140,7 @@ pub fn schedule(nodes: &[Node], pods: &[Pod]) -> Vec<Decision> {
                 requested: Resources::default(),
                 scoring_requested: Resources::default(),
                 pods: 0,
+                ports: Vec::new(),
             }
         })
         .collect();
@@ -147,6 +154,7 @@ pub fn schedule(nodes: &[Node], pods: &[Pod]) -> Vec<Decision> {
         let Some(spec) = &pod.spec else { continue };
         if let Some(&i) = spec.node_name.as_deref().and_then(|n| index.get(n)) {
             states[i].add(pod_requests(spec), pod_scoring_requests(spec));
+            states[i].ports.extend(host_ports(pod));
         }
     }
     let mut pending: Vec<&Pod> = pods.iter().filter(|p| is_pending(p)).collect();
@@ -185,11 +193,14 @@ fn place(states: &mut [NodeState], pod: &Pod) -> Outcome {
     };
     let request = pod_requests(spec);
     let scoring = pod_scoring_requests(spec);
+    let ports = host_ports(pod);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut best: Option<(i64, usize)> = None;
     for (i, state) in states.iter().enumerate() {
+        // kube-scheduler's filter order: node-level misfits, NodePorts, then resources.
         let failures = match misfit(spec, state.node) {
             Some(m) => vec![m.reason()],
+            None if ports_clash(&ports, &state.ports) => vec![PORTS_TAKEN.to_string()],
             None => state.shortfalls(request),
         };
         if failures.is_empty() {
@@ -206,6 +217,7 @@ fn place(states: &mut [NodeState], pod: &Pod) -> Outcome {
     match best {
         Some((_, i)) => {
             states[i].add(request, scoring);
+            states[i].ports.extend(ports);
             Outcome::Bind(states[i].name.to_string())
         }
         None => Outcome::Unschedulable(unschedulable_message(states.len(), &reasons)),
@@ -300,8 +312,8 @@ mod tests {
     use super::*;
     use crate::node_fit::tolerates;
     use k8s_openapi::api::core::v1::{
-        Container, NodeSpec, NodeStatus, PodSpec, PodStatus, ResourceRequirements, Taint,
-        Toleration,
+        Container, ContainerPort, NodeSpec, NodeStatus, PodSpec, PodStatus, ResourceRequirements,
+        Taint, Toleration,
     };
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -377,6 +389,38 @@ mod tests {
 
     fn unschedulable(m: &str) -> Outcome {
         Outcome::Unschedulable(m.into())
+    }
+
+    /// `p` holding host port `port` (TCP, every address).
+    fn with_host_port(mut p: Pod, port: i32) -> Pod {
+        p.spec.as_mut().unwrap().containers[0].ports = Some(vec![ContainerPort {
+            container_port: port,
+            host_port: Some(port),
+            ..Default::default()
+        }]);
+        p
+    }
+
+    #[test]
+    fn a_host_port_held_on_a_node_keeps_pods_wanting_it_off() {
+        let nodes = vec![node("a", "4", "8Gi", 110), node("b", "4", "8Gi", 110)];
+        let pods = vec![
+            bound(with_host_port(pod("held", "100m", ""), 8080), "a"),
+            with_host_port(pod("x", "100m", ""), 8080),
+            with_host_port(pod("y", "100m", ""), 8080),
+        ];
+        assert_eq!(
+            outcomes(&nodes, &pods),
+            [
+                ("x".to_string(), bind("b")),
+                (
+                    "y".to_string(),
+                    unschedulable(
+                        "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+                    )
+                ),
+            ]
+        );
     }
 
     #[test]

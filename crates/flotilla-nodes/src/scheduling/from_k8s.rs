@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector
 use serde_json::{Map, Value};
 
 use super::labels;
-use super::model::{ExistingNode, SimPod};
+use super::model::{ExistingNode, HostPort, SimPod, UNSPECIFIED_IP};
 use super::requirements::{RequirementError, Requirements};
 use super::resources::Resources;
 use super::taints::{Taint, Toleration};
@@ -205,14 +205,39 @@ pub fn sim_pod(pod: &Pod) -> Result<SimPod, ConversionError> {
         requirement_terms: pod_requirement_terms(pod)?,
         tolerations,
         topology: pod_topology(pod)?,
+        host_ports: host_ports(pod),
     })
+}
+
+/// The ports the pod's containers hold on the host (Karpenter's `GetHostPorts`): each
+/// non-zero `hostPort`, its IP `0.0.0.0` and protocol `TCP` when unset.
+pub fn host_ports(pod: &Pod) -> Vec<HostPort> {
+    pod.spec
+        .iter()
+        .flat_map(|s| &s.containers)
+        .flat_map(|c| c.ports.iter().flatten())
+        .filter_map(|p| {
+            let port = p.host_port.filter(|&port| port != 0)?;
+            Some(HostPort {
+                ip: p
+                    .host_ip
+                    .clone()
+                    .filter(|ip| !ip.is_empty())
+                    .unwrap_or_else(|| UNSPECIFIED_IP.to_string()),
+                protocol: p.protocol.clone().unwrap_or_else(|| "TCP".to_string()),
+                port,
+            })
+        })
+        .collect()
 }
 
 /// The pod's namespace and labels, its `DoNotSchedule` topology spread constraints and its
 /// required pod affinity and anti-affinity terms. `ScheduleAnyway` constraints and preferred
 /// terms are preferences, left to kube-scheduler.
 pub fn pod_topology(pod: &Pod) -> Result<PodTopology, ConversionError> {
-    let BoundPod { namespace, labels } = bound_pod(pod);
+    let BoundPod {
+        namespace, labels, ..
+    } = bound_pod(pod);
     let own = BTreeSet::from([namespace.clone()]);
     // A missing selector matches no pod, as kube-scheduler reads it.
     let selector = |selector: Option<&K8sSelector>, what: &str| {
@@ -282,7 +307,7 @@ pub fn pod_topology(pod: &Pod) -> Result<PodTopology, ConversionError> {
     })
 }
 
-/// A pod's namespace and labels, as topology counts it where it runs.
+/// A pod's namespace and labels, as topology counts it where it runs, and the host ports it holds.
 pub fn bound_pod(pod: &Pod) -> BoundPod {
     BoundPod {
         namespace: pod.metadata.namespace.clone().unwrap_or_default(),
@@ -293,6 +318,7 @@ pub fn bound_pod(pod: &Pod) -> BoundPod {
             .flatten()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect::<Map<String, Value>>(),
+        host_ports: host_ports(pod),
     }
 }
 

@@ -26,7 +26,7 @@ pub mod taints;
 pub mod topology;
 
 pub use instance_types::{CapacityType, InstanceType, Offering, kwok_catalog};
-pub use model::{ExistingNode, NodePool, SimPod};
+pub use model::{ExistingNode, HostPort, NodePool, SimPod};
 pub use requirements::{Operator, Requirement, Requirements};
 pub use resources::Resources;
 pub use scheduler::{NewClaim, Results, Scheduler, SchedulingOptions, schedule};

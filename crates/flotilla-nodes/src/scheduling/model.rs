@@ -24,6 +24,47 @@ pub struct SimPod {
     pub tolerations: Vec<Toleration>,
     /// Its namespace, labels, topology spread constraints and pod (anti-)affinity.
     pub topology: PodTopology,
+    /// The ports it holds on its node's host.
+    pub host_ports: Vec<HostPort>,
+}
+
+/// The host IP a port binds when none is given: every address, so it clashes with any.
+pub const UNSPECIFIED_IP: &str = "0.0.0.0";
+
+/// A port a pod holds on its node (`containers[].ports[].hostPort`): two pods holding the same
+/// port and protocol cannot share a node unless they bind different addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostPort {
+    /// The host IP (`0.0.0.0` when unset).
+    pub ip: String,
+    /// `TCP`, `UDP` or `SCTP`.
+    pub protocol: String,
+    /// The port number.
+    pub port: i32,
+}
+
+impl HostPort {
+    /// Whether pods holding `self` and `other` could not share a node (Karpenter's
+    /// `HostPort.Matches`): the same port and protocol, and the same IP or either unspecified.
+    pub fn clashes(&self, other: &HostPort) -> bool {
+        self.port == other.port
+            && self.protocol == other.protocol
+            && (self.ip == other.ip || [&self.ip, &other.ip].iter().any(|ip| is_unspecified(ip)))
+    }
+}
+
+/// Whether `ip` is the unspecified IPv4 or IPv6 address.
+fn is_unspecified(ip: &str) -> bool {
+    ip.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_unspecified())
+}
+
+/// Whether any of `wanted` clashes with any of `held`.
+pub fn ports_clash<'p>(wanted: &[HostPort], held: impl IntoIterator<Item = &'p HostPort>) -> bool {
+    !wanted.is_empty()
+        && held
+            .into_iter()
+            .any(|h| wanted.iter().any(|w| w.clashes(h)))
 }
 
 impl SimPod {
@@ -35,7 +76,14 @@ impl SimPod {
             requirement_terms: Vec::new(),
             tolerations: Vec::new(),
             topology: PodTopology::default(),
+            host_ports: Vec::new(),
         }
+    }
+
+    /// The same pod, holding `ports` on its node.
+    pub fn with_host_ports(mut self, ports: Vec<HostPort>) -> Self {
+        self.host_ports = ports;
+        self
     }
 
     /// The same pod, required to run where `requirements` hold (a single term).

@@ -25,7 +25,7 @@ use super::claim::{Catalog, OpenFailure, PlannedClaim, Template};
 use super::compatibility::{Compatibility, SetId};
 use super::instance_types::InstanceType;
 use super::labels;
-use super::model::{ExistingNode, NodePool, SimPod};
+use super::model::{ExistingNode, NodePool, SimPod, ports_clash};
 use super::requirements::{Operator, Requirement, Requirements};
 use super::resources::Resources;
 use super::taints::untolerated;
@@ -97,6 +97,34 @@ pub struct Scheduler<'a> {
     offered: BTreeMap<&'static str, BTreeSet<String>>,
 }
 
+/// The index of `selector`'s entry in the run's selector cache, computing which of the run's
+/// pods and how many pods bound to each node it matches the first time it is met.
+fn matches_of(run: &mut Run<'_>, pods: &[&SimPod], selector: &PodSelector) -> usize {
+    if let Some(i) = run.selectors.iter().position(|m| &m.selector == selector) {
+        return i;
+    }
+    let matching = |namespace: &str, labels| selector.matches(namespace, labels);
+    run.selectors.push(SelectorMatches {
+        selector: selector.clone(),
+        pods: pods
+            .iter()
+            .map(|p| matching(&p.topology.namespace, &p.topology.labels))
+            .collect(),
+        bound: run
+            .nodes
+            .iter()
+            .map(|slot| {
+                let bound = &slot.node.bound;
+                bound
+                    .iter()
+                    .filter(|b| matching(&b.namespace, &b.labels))
+                    .count()
+            })
+            .collect(),
+    });
+    run.selectors.len() - 1
+}
+
 /// A place a pod could go, for topology.
 #[derive(Clone, Copy)]
 enum Place {
@@ -122,6 +150,26 @@ struct Run<'n> {
     remaining: Vec<Option<Resources>>,
     /// How many more nodes each pool's `limits.nodes` allows, in the same order.
     remaining_nodes: Vec<Option<u64>>,
+    /// Each topology selector met so far, with which pods of the run and how many bound pods
+    /// of each node it matches (the pods and nodes do not change during a run).
+    selectors: Vec<SelectorMatches>,
+}
+
+/// Which pods one topology selector matches in a run.
+struct SelectorMatches {
+    selector: PodSelector,
+    /// By pod index among the run's pods.
+    pods: Vec<bool>,
+    /// By node index among the run's nodes: matching pods already bound there.
+    bound: Vec<usize>,
+}
+
+/// One topology constraint of the pod being placed, as the run stands: matching pods per
+/// domain, and every domain the pod could reach. Computed once per pod, for every place it
+/// tries.
+struct Counted {
+    counts: BTreeMap<String, usize>,
+    universe: BTreeSet<String>,
 }
 
 impl Run<'_> {
@@ -225,6 +273,7 @@ impl<'a> Scheduler<'a> {
             by_fewest_pods: Vec::new(),
             remaining: self.pools.iter().map(|t| t.pool.remaining).collect(),
             remaining_nodes: self.pools.iter().map(|t| t.pool.remaining_nodes).collect(),
+            selectors: Vec::new(),
         };
         let mut unschedulable = BTreeMap::new();
         for index in order {
@@ -274,13 +323,28 @@ impl<'a> Scheduler<'a> {
     ) -> Result<(), Vec<(usize, OpenFailure)>> {
         let pod = pods[index];
         let constrained = pod.topology.constrained();
+        let views = match constrained {
+            true => self.count(run, pods, pod),
+            false => Vec::new(),
+        };
         let requirements = self.catalog.compatibility.get(term);
         let fitting_node = (0..run.nodes.len()).find(|&i| {
             let slot = &run.nodes[i];
             (slot.requested + pod.requests).fits(&slot.node.allocatable)
                 && untolerated(&slot.node.taints, &pod.tolerations).is_none()
                 && requirements.matches(&slot.node.labels)
-                && (!constrained || self.narrow(run, pods, pod, term, Place::Node(i)).is_some())
+                && !ports_clash(
+                    &pod.host_ports,
+                    slot.node
+                        .bound
+                        .iter()
+                        .flat_map(|b| &b.host_ports)
+                        .chain(slot.pods.iter().flat_map(|&p| &pods[p].host_ports)),
+                )
+                && (!constrained
+                    || self
+                        .narrow(run, &views, pod, term, Place::Node(i))
+                        .is_some())
         });
         if let Some(i) = fitting_node {
             let slot = &mut run.nodes[i];
@@ -290,9 +354,13 @@ impl<'a> Scheduler<'a> {
         }
         for position in 0..run.by_fewest_pods.len() {
             let claim_index = run.by_fewest_pods[position];
+            let held = run.claims[claim_index].pods.iter();
+            if ports_clash(&pod.host_ports, held.flat_map(|&p| &pods[p].host_ports)) {
+                continue;
+            }
             let term = match constrained {
                 false => term,
-                true => match self.narrow(run, pods, pod, term, Place::Claim(claim_index)) {
+                true => match self.narrow(run, &views, pod, term, Place::Claim(claim_index)) {
                     Some(narrowed) => self.catalog.compatibility.intern(&narrowed),
                     None => continue,
                 },
@@ -314,7 +382,7 @@ impl<'a> Scheduler<'a> {
             }
             let term = match constrained {
                 false => term,
-                true => match self.narrow(run, pods, pod, term, Place::Pool(position)) {
+                true => match self.narrow(run, &views, pod, term, Place::Pool(position)) {
                     Some(narrowed) => self.catalog.compatibility.intern(&narrowed),
                     None => {
                         failures.push((pool_index, OpenFailure::Topology));
@@ -346,7 +414,7 @@ impl<'a> Scheduler<'a> {
     fn narrow(
         &self,
         run: &Run<'_>,
-        pods: &[&SimPod],
+        views: &[Counted],
         pod: &SimPod,
         term: SetId,
         place: Place,
@@ -370,10 +438,9 @@ impl<'a> Scheduler<'a> {
                     .iter()
                     .map(|a| (a.key.as_str(), &a.pods, None, a.anti)),
             );
-        for (key, selector, max_skew, anti) in constraints {
-            let counts = self.counts(run, pods, key, selector);
+        for ((key, selector, max_skew, anti), view) in constraints.zip(views) {
+            let Counted { counts, universe } = view;
             let hostname = key == HOSTNAME;
-            let universe = self.universe(run, key);
             // The domains the place can be in.
             let candidates: Vec<String> = match place {
                 Place::Node(i) => node_domain(run.nodes[i].node, key).into_iter().collect(),
@@ -397,7 +464,7 @@ impl<'a> Scheduler<'a> {
                         .map(String::as_str)
                         .filter(|d| pod_term.get(key).is_none_or(|r| r.has(d)));
                     spread_domain(
-                        &counts,
+                        counts,
                         eligible,
                         candidates.iter().map(String::as_str),
                         skew,
@@ -409,7 +476,7 @@ impl<'a> Scheduler<'a> {
                 None => {
                     let self_match = selector.matches(&topology.namespace, &topology.labels);
                     affinity_domains(
-                        &counts,
+                        counts,
                         candidates.iter().map(String::as_str),
                         anti,
                         self_match,
@@ -427,33 +494,36 @@ impl<'a> Scheduler<'a> {
         Some(narrowed)
     }
 
-    /// Matching pods per domain of `key`: those bound to existing nodes, and those this run
-    /// placed on nodes and on claims whose domain is decided.
-    fn counts(
-        &self,
-        run: &Run<'_>,
-        pods: &[&SimPod],
-        key: &str,
-        selector: &PodSelector,
-    ) -> BTreeMap<String, usize> {
-        let placed = |indices: &[usize]| {
-            indices
-                .iter()
-                .filter(|&&i| {
-                    selector.matches(&pods[i].topology.namespace, &pods[i].topology.labels)
-                })
-                .count()
-        };
+    /// Each topology constraint of `pod` (its spread constraints, then its affinity terms) as
+    /// the run stands.
+    fn count(&self, run: &mut Run<'_>, pods: &[&SimPod], pod: &SimPod) -> Vec<Counted> {
+        let topology = &pod.topology;
+        let constraints = topology
+            .spread
+            .iter()
+            .map(|s| (s.key.as_str(), &s.pods))
+            .chain(topology.affinity.iter().map(|a| (a.key.as_str(), &a.pods)));
+        constraints
+            .map(|(key, selector)| {
+                let matches = matches_of(run, pods, selector);
+                Counted {
+                    counts: self.counts(run, matches, key),
+                    universe: self.universe(run, key),
+                }
+            })
+            .collect()
+    }
+
+    /// Matching pods per domain of `key` (by the run's selector cache entry `matches`): those
+    /// bound to existing nodes, and those this run placed on nodes and on claims whose domain
+    /// is decided.
+    fn counts(&self, run: &Run<'_>, matches: usize, key: &str) -> BTreeMap<String, usize> {
+        let matches = &run.selectors[matches];
+        let placed = |indices: &[usize]| indices.iter().filter(|&&i| matches.pods[i]).count();
         let mut counts = BTreeMap::new();
-        for slot in &run.nodes {
+        for (i, slot) in run.nodes.iter().enumerate() {
             if let Some(domain) = node_domain(slot.node, key) {
-                let bound = slot
-                    .node
-                    .bound
-                    .iter()
-                    .filter(|p| selector.matches(&p.namespace, &p.labels))
-                    .count();
-                *counts.entry(domain).or_insert(0) += bound + placed(&slot.pods);
+                *counts.entry(domain).or_insert(0) += matches.bound[i] + placed(&slot.pods);
             }
         }
         for (j, claim) in run.claims.iter().enumerate() {

@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use flotilla_apimachinery::selector::LabelSelector;
 use serde_json::{Map, Value};
 
+use super::model::HostPort;
+
 /// The label key whose domains are single nodes.
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
 
@@ -77,13 +79,16 @@ impl PodTopology {
     }
 }
 
-/// A pod already bound to an existing node, as topology counts it.
+/// A pod already bound to an existing node, as topology counts it and with the host ports it
+/// holds there.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoundPod {
     /// Its namespace.
     pub namespace: String,
     /// Its labels.
     pub labels: Map<String, Value>,
+    /// The ports it holds on the node's host.
+    pub host_ports: Vec<HostPort>,
 }
 
 /// The domain a spread constraint lets a pod take among `candidates` (the domains the place
