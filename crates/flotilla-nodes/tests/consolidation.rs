@@ -140,6 +140,16 @@ fn multi(cluster: Cluster<'_>, candidates: &[Candidate], budget: u32) -> Decisio
     })
 }
 
+/// The `default` pool, on-demand only.
+fn on_demand_pool() -> NodePool {
+    let mut requirements = Requirements::new();
+    requirements.add(labels::CAPACITY_TYPE, Requirement::single("on-demand"));
+    NodePool {
+        requirements,
+        ..NodePool::new("default")
+    }
+}
+
 fn pools() -> Vec<NodePool> {
     vec![NodePool::new("default")]
 }
@@ -235,14 +245,7 @@ fn an_oversized_node_is_replaced_by_a_cheaper_spot_node() {
 #[test]
 fn a_replacement_must_be_cheaper() {
     let catalog = catalog();
-    let on_demand_only = NodePool {
-        requirements: {
-            let mut r = Requirements::new();
-            r.add(labels::CAPACITY_TYPE, Requirement::single("on-demand"));
-            r
-        },
-        ..NodePool::new("default")
-    };
+    let on_demand_only = on_demand_pool();
     let machines = vec![machine(
         &catalog,
         "n",
@@ -402,14 +405,7 @@ fn balanced(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
 fn a_balanced_pool_refuses_a_replacement_that_saves_too_little() {
     let mut catalog = catalog();
     catalog.push(instance_type("six", 6, 0.30));
-    let on_demand_only = NodePool {
-        requirements: {
-            let mut r = Requirements::new();
-            r.add(labels::CAPACITY_TYPE, Requirement::single("on-demand"));
-            r
-        },
-        ..NodePool::new("default")
-    };
+    let on_demand_only = on_demand_pool();
     let machines = vec![machine(
         &catalog,
         "n",

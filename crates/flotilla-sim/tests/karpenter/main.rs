@@ -279,6 +279,20 @@ impl Snapshot {
             .count()
     }
 
+    /// Each node's instance type, in the listing's order.
+    fn instance_types(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter_map(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()?
+                    .get("node.kubernetes.io/instance-type")
+                    .cloned()
+            })
+            .collect()
+    }
+
     fn node_names(&self) -> BTreeSet<String> {
         self.nodes
             .iter()
@@ -1581,25 +1595,13 @@ spec:
     create_deployment(&m, &deployment("web", 4, "1500m", &[])).await;
     m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
         .await;
-    let types = |s: &Snapshot| -> Vec<String> {
-        s.nodes
-            .iter()
-            .filter_map(|n| {
-                n.metadata
-                    .labels
-                    .as_ref()?
-                    .get("node.kubernetes.io/instance-type")
-                    .cloned()
-            })
-            .collect()
-    };
-    assert_eq!(types(&m.snapshot().await), ["Standard_D8s_v5"]);
+    assert_eq!(m.snapshot().await.instance_types(), ["Standard_D8s_v5"]);
 
     // Two pods fit an E4 at $0.134/h: 43 % of the D8's cost for all the pool's disruption.
     m.scale("web", 2).await;
     m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
         .await;
-    assert_eq!(types(&m.snapshot().await), ["Standard_D8s_v5"]);
+    assert_eq!(m.snapshot().await.instance_types(), ["Standard_D8s_v5"]);
     let events = m.events().await;
     assert!(
         says(
@@ -1622,7 +1624,7 @@ spec:
     m.scale("web", 1).await;
     m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
         .await;
-    assert_eq!(types(&m.snapshot().await), ["Standard_D2s_v5"]);
+    assert_eq!(m.snapshot().await.instance_types(), ["Standard_D2s_v5"]);
     let events = m.events().await;
     assert!(
         says(
@@ -1689,20 +1691,8 @@ spec:
     create_deployment(&m, &deployment("web", 4, "1500m", &[])).await;
     m.run(Duration::from_secs(60), 5 * SECOND, &mut |_| {})
         .await;
-    let types = |s: &Snapshot| -> Vec<String> {
-        s.nodes
-            .iter()
-            .filter_map(|n| {
-                n.metadata
-                    .labels
-                    .as_ref()?
-                    .get("node.kubernetes.io/instance-type")
-                    .cloned()
-            })
-            .collect()
-    };
     let up = m.snapshot().await;
-    assert_eq!(types(&up), ["Standard_D8s_v5"]);
+    assert_eq!(up.instance_types(), ["Standard_D8s_v5"]);
     let annotations = up.claims[0]
         .metadata
         .annotations
@@ -1727,7 +1717,7 @@ spec:
     m.scale("web", 1).await;
     m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
         .await;
-    assert_eq!(types(&m.snapshot().await), ["Standard_D8s_v5"]);
+    assert_eq!(m.snapshot().await.instance_types(), ["Standard_D8s_v5"]);
 
     // Without it, "a-clash" applies (D8 at 1.5 × $0.234/h) and the D2 replaces the D8.
     Api::<NodeOverlay>::all(m.client.clone())
@@ -1736,7 +1726,7 @@ spec:
         .unwrap();
     m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
         .await;
-    assert_eq!(types(&m.snapshot().await), ["Standard_D2s_v5"]);
+    assert_eq!(m.snapshot().await.instance_types(), ["Standard_D2s_v5"]);
     assert_eq!(
         overlay_condition(&m, "a-clash", "ValidationSucceeded").await,
         Some(("True".into(), "ValidationSucceeded".into()))

@@ -1,6 +1,7 @@
 //! A benchmark, not a CI test: Flotilla's provisioning scheduler against real Karpenter's on the
 //! same pending pods and the same catalog, with zone topology spread, pod affinity and hostname
-//! anti-affinity in the mix.
+//! anti-affinity in the mix; then one multi-node consolidation decision on the nodes Karpenter
+//! launched, after most pods are scaled away.
 //!
 //! The pods are made by a real cluster (Deployments, kube-scheduler marking them
 //! unschedulable while no node exists). Real Karpenter (kwok provider, the simulated catalog)
@@ -14,14 +15,20 @@
 //! cargo test --release -p flotilla-sim --test karpenter race -- --ignored --nocapture
 //! ```
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use flotilla_api::nodes::NodePool;
+use flotilla_nodes::consolidation::{
+    Candidate, Cluster, ConsolidationOptions, multi_node_consolidation,
+};
 use flotilla_nodes::scheduling::from_api::pool_model;
-use flotilla_nodes::scheduling::from_k8s::sim_pod;
-use flotilla_nodes::scheduling::{Resources, Scheduler, SchedulingOptions, SimPod};
+use flotilla_nodes::scheduling::from_k8s::{bound_pod, existing_node, pod_requests, sim_pod};
+use flotilla_nodes::scheduling::{
+    CapacityType, ExistingNode, Resources, Scheduler, SchedulingOptions, SimPod,
+};
 use flotilla_testkit::{ClusterOptions, RealCluster, RealKarpenter, eventually};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams};
 use serde_json::json;
 
@@ -78,7 +85,7 @@ fn pool_spec() -> serde_json::Value {
             {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
             {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
         ]}},
-        "disruption": {"consolidateAfter": "Never"},
+        "disruption": {"consolidateAfter": "Never", "budgets": [{"nodes": "100%"}]},
     })
 }
 
@@ -134,6 +141,31 @@ async fn race_provisioning_against_real_karpenter() {
         "every pod waits unschedulable"
     );
 
+    // Flotilla on the same Pod objects and catalog, while the cluster is idle.
+    let sim_pods: Vec<SimPod> = pods
+        .iter()
+        .map(|p| sim_pod(p).expect("pod converts"))
+        .collect();
+    let pod_refs: Vec<&SimPod> = sim_pods.iter().collect();
+    let api_pool: NodePool = serde_json::from_value(json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+        "metadata": {"name": "default"}, "spec": pool_spec(),
+    }))
+    .unwrap();
+    let models = [pool_model(&api_pool, Resources::ZERO, 0, Resources::ZERO).unwrap()];
+    let catalog = flotilla_sim::karpenter::cloud::instance_types(REGION);
+    let mut times = Vec::new();
+    let mut results = None;
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let mut scheduler = Scheduler::new(&models, &catalog);
+        let placed = scheduler.schedule(&[], &pod_refs, SchedulingOptions::default());
+        times.push(start.elapsed());
+        results = Some(placed);
+    }
+    let results = results.unwrap();
+    let flotilla_run = median(times);
+
     // Karpenter's first provisioning run with a pool sees every pod; runs before it (no pool:
     // nothing to do) are left out by reading the histogram just before.
     let metric = "karpenter_scheduler_scheduling_duration_seconds";
@@ -168,30 +200,6 @@ async fn race_provisioning_against_real_karpenter() {
     });
     let claims = cluster.kubectl_ok(&["get", "nodeclaims", "--no-headers"]);
 
-    // Flotilla on the same Pod objects and catalog.
-    let sim_pods: Vec<SimPod> = pods
-        .iter()
-        .map(|p| sim_pod(p).expect("pod converts"))
-        .collect();
-    let pod_refs: Vec<&SimPod> = sim_pods.iter().collect();
-    let api_pool: NodePool = serde_json::from_value(json!({
-        "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
-        "metadata": {"name": "default"}, "spec": pool_spec(),
-    }))
-    .unwrap();
-    let models = [pool_model(&api_pool, Resources::ZERO, 0, Resources::ZERO).unwrap()];
-    let catalog = flotilla_sim::karpenter::cloud::instance_types(REGION);
-    let mut times = Vec::new();
-    let mut results = None;
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        let mut scheduler = Scheduler::new(&models, &catalog);
-        let placed = scheduler.schedule(&[], &pod_refs, SchedulingOptions::default());
-        times.push(start.elapsed());
-        results = Some(placed);
-    }
-    let results = results.unwrap();
-    let flotilla_run = median(times);
     eprintln!(
         "{total} pods (zone spread 400, zone affinity 200, hostname anti-affinity 50, plain 300)\n\
          Karpenter v1.15.0: {:.1} ms per provisioning run ({count} run(s) measured), {} claims\n\
@@ -209,4 +217,217 @@ async fn race_provisioning_against_real_karpenter() {
         "{:?}",
         results.unschedulable
     );
+
+    consolidation(&cluster, &karpenter, &pods_api, &models, &catalog).await;
+}
+
+/// One multi-node consolidation decision on both sides, over the cluster Karpenter provisioned
+/// with most pods scaled away. Karpenter's figures: the mean of
+/// `karpenter_voluntary_disruption_decision_evaluation_duration_seconds{consolidation_type="multi"}`
+/// over its multi-node evaluations from switching consolidation on to its first multi-node
+/// decision, less the fixed 15 s validation wait such an evaluation includes (runs that found
+/// nothing count too, so it is if anything low); and the mean of its disruption scheduling
+/// simulations (`karpenter_scheduler_scheduling_duration_seconds{controller="disruption"}`).
+/// Flotilla's: the median of building the candidates from the same nodes and pods and running
+/// `multi_node_consolidation`.
+async fn consolidation(
+    cluster: &RealCluster,
+    karpenter: &RealKarpenter,
+    pods_api: &Api<Pod>,
+    models: &[flotilla_nodes::scheduling::NodePool],
+    catalog: &[flotilla_nodes::scheduling::InstanceType],
+) {
+    let running =
+        |pod: &Pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+    list_until(pods_api, "every pod running", |pods| {
+        pods.iter().all(running)
+    })
+    .await;
+    for (name, replicas) in [("spread", 100), ("plain", 60), ("together", 50)] {
+        cluster.kubectl_ok(&[
+            "scale",
+            "deployment",
+            name,
+            &format!("--replicas={replicas}"),
+        ]);
+    }
+    let left: usize = 100 + 60 + 50 + 50;
+    let pods = list_until(pods_api, "the scale-down", |pods| pods.len() == left).await;
+    let nodes = Api::<Node>::all(cluster.client().await)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+
+    // Flotilla on the same nodes and pods, while the cluster is idle.
+    let mut times = Vec::new();
+    let mut decision = None;
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let (existing, candidates) = candidates(&nodes, &pods, catalog);
+        let budgets = BTreeMap::from([("default".to_string(), existing.len() as u32)]);
+        let view = Cluster {
+            pools: models,
+            instance_types: catalog,
+            nodes: &existing,
+            pending: &[],
+        };
+        let found = multi_node_consolidation(
+            view,
+            &candidates,
+            &budgets,
+            &ConsolidationOptions::default(),
+            &mut || false,
+        );
+        times.push(start.elapsed());
+        decision = Some(found);
+    }
+    let decision = decision.unwrap();
+    let flotilla_run = median(times);
+
+    let metric = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds";
+    let labels = r#"consolidation_type="multi",reason="underutilized""#;
+    let read = || {
+        let text = karpenter.metrics();
+        let count = sample(&text, &format!("{metric}_count"), labels).unwrap_or(0.0);
+        let sum = sample(&text, &format!("{metric}_sum"), labels).unwrap_or(0.0);
+        (count, sum)
+    };
+    let simulations = || {
+        let text = karpenter.metrics();
+        let name = "karpenter_scheduler_scheduling_duration_seconds";
+        let labels = r#"controller="disruption""#;
+        let count = sample(&text, &format!("{name}_count"), labels).unwrap_or(0.0);
+        let sum = sample(&text, &format!("{name}_sum"), labels).unwrap_or(0.0);
+        (count, sum)
+    };
+    let (count_before, sum_before) = read();
+    let (simulations_before, simulated_before) = simulations();
+    cluster.kubectl_ok(&[
+        "patch",
+        "nodepool",
+        "default",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"disruption":{"consolidateAfter":"0s"}}}"#,
+    ]);
+    // Until multi-node consolidation decides, or has evaluated three times (emptiness may
+    // take the empty nodes first).
+    let (evaluations, sum) = eventually("Karpenter's multi-node consolidation", 300, || {
+        let text = karpenter.metrics();
+        let decided = text.lines().any(|l| {
+            l.starts_with("karpenter_voluntary_disruption_decisions_total{")
+                && l.contains(r#"consolidation_type="multi""#)
+        });
+        let (count, sum) = read();
+        let evaluations = count - count_before;
+        (evaluations >= 1.0 && (decided || evaluations >= 3.0)).then_some((evaluations, sum))
+    });
+    // An evaluation that finds a command waits Karpenter's fixed 15 s validation period
+    // before it returns; that wait is not work.
+    let evaluation = Duration::from_secs_f64((sum - sum_before) / evaluations);
+    let karpenter_run = evaluation.saturating_sub(Duration::from_secs(15));
+    let (simulations_after, simulated_after) = simulations();
+    let karpenter_simulation = Duration::from_secs_f64(
+        (simulated_after - simulated_before) / (simulations_after - simulations_before).max(1.0),
+    );
+
+    eprintln!(
+        "consolidation over {} nodes, {left} pods left\n\
+         Karpenter v1.15.0: {:.1} ms per multi-node evaluation ({evaluations} measured, {:.1} ms \
+         with the validation wait); {:.2} ms per disruption scheduling simulation ({} of them)\n\
+         Flotilla: {:.2} ms median of {RUNS} ({} simulations; {})\n\
+         ratio: {:.0}x per decision, {:.0}x per simulation",
+        nodes.len(),
+        karpenter_run.as_secs_f64() * 1e3,
+        evaluation.as_secs_f64() * 1e3,
+        karpenter_simulation.as_secs_f64() * 1e3,
+        simulations_after - simulations_before,
+        flotilla_run.as_secs_f64() * 1e3,
+        decision.simulations,
+        decision
+            .command
+            .as_ref()
+            .map_or("no command".to_string(), |c| c.to_string()),
+        karpenter_run.as_secs_f64() / flotilla_run.as_secs_f64(),
+        karpenter_simulation.as_secs_f64() * decision.simulations.max(1) as f64
+            / flotilla_run.as_secs_f64()
+    );
+}
+
+/// Lists the live pods until `done` holds of them (at most four minutes), and returns them.
+async fn list_until(api: &Api<Pod>, what: &str, done: impl Fn(&[Pod]) -> bool) -> Vec<Pod> {
+    for _ in 0..480 {
+        let pods = api.list(&ListParams::default()).await.unwrap().items;
+        let live: Vec<Pod> = pods
+            .into_iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .collect();
+        if done(&live) {
+            return live;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// The nodes as consolidation sees them, and a candidate per Karpenter node (every one, as
+/// with `consolidateAfter: 0s`), ordered as Karpenter orders them: price per unit of
+/// disruption, highest first.
+fn candidates(
+    nodes: &[Node],
+    pods: &[Pod],
+    catalog: &[flotilla_nodes::scheduling::InstanceType],
+) -> (Vec<ExistingNode>, Vec<Candidate>) {
+    let mut existing = Vec::new();
+    let mut candidates = Vec::new();
+    for node in nodes {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let on: Vec<&Pod> = pods
+            .iter()
+            .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(&name))
+            .collect();
+        let requested = on
+            .iter()
+            .filter_map(|p| pod_requests(p).ok())
+            .fold(Resources::ZERO, |a, b| a + b);
+        let mut view = existing_node(node, requested).expect("node converts");
+        view.bound = on.iter().map(|p| bound_pod(p)).collect();
+        let labels = node.metadata.labels.clone().unwrap_or_default();
+        let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+        let capacity_type = CapacityType::from_label(&label("karpenter.sh/capacity-type"))
+            .unwrap_or(CapacityType::OnDemand);
+        let zone = label("topology.kubernetes.io/zone");
+        let instance_type = label("node.kubernetes.io/instance-type");
+        let price = catalog
+            .iter()
+            .find(|it| it.name == instance_type)
+            .and_then(|it| {
+                it.offerings
+                    .iter()
+                    .find(|o| o.zone == zone && o.capacity_type == capacity_type)
+            })
+            .map_or(0.0, |o| o.price);
+        let sim_pods: Vec<SimPod> = on.iter().filter_map(|p| sim_pod(p).ok()).collect();
+        let moving = sim_pods.len() as f64;
+        candidates.push(Candidate {
+            node: name,
+            pool: "default".into(),
+            instance_type,
+            capacity_type,
+            zone,
+            price,
+            pods: sim_pods,
+            disruption_cost: moving,
+            reschedule_cost: 1.0 + moving,
+            balanced: None,
+        });
+        existing.push(view);
+    }
+    candidates.sort_by(|a, b| {
+        (b.price / b.reschedule_cost)
+            .total_cmp(&(a.price / a.reschedule_cost))
+            .then_with(|| a.node.cmp(&b.node))
+    });
+    (existing, candidates)
 }
