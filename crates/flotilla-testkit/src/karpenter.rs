@@ -85,9 +85,7 @@ impl RealKarpenter {
         });
         karpenter
     }
-}
 
-impl RealKarpenter {
     /// What Karpenter's Prometheus endpoint shows now (the text format), empty while it does
     /// not answer.
     pub fn metrics(&self) -> String {
