@@ -334,6 +334,8 @@ async fn finalizer_helper_and_controller_owns_with_garbage_collection() {
         reconciles: reconciles.clone(),
         cleanups: cleanups.clone(),
     });
+    // What a kube-rs user writes, as they write it: the hub must serve it.
+    #[allow(clippy::disallowed_methods)]
     let controller = Controller::new(cms.clone(), watcher::Config::default())
         .owns(secrets.clone(), watcher::Config::default())
         .run(reconcile, error_policy, ctx)

@@ -198,22 +198,22 @@ impl Applier {
         let queue = Queue::new("work-applier");
         let results = Controller::for_stream(queue.watched(triggers), reader)
             .watches_stream(
-                applied_work_deletions(&member),
+                Queue::watching(applied_work_deletions(&member)),
                 queue.mapped(move |aw: AppliedWork| {
                     (aw.spec.work_namespace == work_namespace)
                         .then(|| ObjectRef::new(&aw.spec.work_name).within(&work_namespace))
                 }),
             )
             .watches_stream(
-                availability_flips::<Deployment>(&member),
+                Queue::watching(availability_flips::<Deployment>(&member)),
                 queue.mapped(placed_by(namespace_of_works.clone())),
             )
             .watches_stream(
-                availability_flips::<StatefulSet>(&member),
+                Queue::watching(availability_flips::<StatefulSet>(&member)),
                 queue.mapped(placed_by(namespace_of_works.clone())),
             )
             .watches_stream(
-                availability_flips::<DaemonSet>(&member),
+                Queue::watching(availability_flips::<DaemonSet>(&member)),
                 queue.mapped(placed_by(namespace_of_works)),
             )
             .reconcile_on(queue.triggered(due))

@@ -101,7 +101,7 @@ pub async fn run(client: Client, clock: Arc<dyn Clock>) {
     let queue = Queue::new("membercluster");
     let results = Controller::for_stream(queue.watched(member_changes), members)
         .watches_stream(
-            imc_changes,
+            Queue::watching(imc_changes),
             queue.mapped(|imc: InternalMemberCluster| {
                 let name = imc.name_any();
                 imc.namespace()

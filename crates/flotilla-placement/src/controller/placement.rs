@@ -125,20 +125,29 @@ fn controller<F: PlacementFamily>(
     });
     let queue = Queue::new(F::Placement::kind(&()).to_lowercase());
     let results = Controller::for_stream(queue.watched(placement_events), placement_store.clone())
-        .watches_stream(binding_events, queue.mapped(parent_of::<F, _>))
-        .watches(
-            Api::<F::PolicySnapshot>::all(client.clone()),
-            watcher::Config::default(),
+        .watches_stream(
+            Queue::watching(binding_events),
             queue.mapped(parent_of::<F, _>),
         )
-        .watches(
-            Api::<ClusterResourceOverrideSnapshot>::all(client.clone()),
-            watcher::Config::default(),
+        .watches_stream(
+            Queue::touched(
+                Api::<F::PolicySnapshot>::all(client.clone()),
+                watcher::Config::default(),
+            ),
+            queue.mapped(parent_of::<F, _>),
+        )
+        .watches_stream(
+            Queue::touched(
+                Api::<ClusterResourceOverrideSnapshot>::all(client.clone()),
+                watcher::Config::default(),
+            ),
             queue.mapped(every_placement(placement_store.clone())),
         )
-        .watches(
-            Api::<ResourceOverrideSnapshot>::all(client.clone()),
-            watcher::Config::default(),
+        .watches_stream(
+            Queue::touched(
+                Api::<ResourceOverrideSnapshot>::all(client.clone()),
+                watcher::Config::default(),
+            ),
             queue.mapped(every_placement(placement_store)),
         )
         .reconcile_on(queue.triggered(due))

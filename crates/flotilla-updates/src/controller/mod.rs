@@ -183,23 +183,37 @@ async fn runs(client: Client, clock: Arc<dyn Clock>) {
     });
     let results = controller
         .watches_stream(
-            upgrade_events,
+            Queue::watching(upgrade_events),
             queue.mapped(|upgrade: MemberUpgrade| {
                 let run = upgrade.labels().get(UPGRADE_RUN_LABEL).cloned();
                 run.map(|name| ObjectRef::new(&name))
             }),
         )
         .watches_stream(
-            gate_events,
+            Queue::watching(gate_events),
             queue.mapped(|gate: Gate| Some(ObjectRef::new(&gate.spec.target.update_run))),
         )
-        .watches_stream(member_events, queue.mapped(active_runs(runs.clone())))
-        .watches_stream(window_events, queue.mapped(active_runs(runs.clone())))
-        .watches_stream(kubernetes_events, queue.mapped(active_runs(runs.clone())))
-        .watches_stream(image_events, queue.mapped(active_runs(runs.clone())))
-        .watches(
-            Api::<FleetUpdateStrategy>::all(client),
-            watcher::Config::default(),
+        .watches_stream(
+            Queue::watching(member_events),
+            queue.mapped(active_runs(runs.clone())),
+        )
+        .watches_stream(
+            Queue::watching(window_events),
+            queue.mapped(active_runs(runs.clone())),
+        )
+        .watches_stream(
+            Queue::watching(kubernetes_events),
+            queue.mapped(active_runs(runs.clone())),
+        )
+        .watches_stream(
+            Queue::watching(image_events),
+            queue.mapped(active_runs(runs.clone())),
+        )
+        .watches_stream(
+            Queue::touched(
+                Api::<FleetUpdateStrategy>::all(client),
+                watcher::Config::default(),
+            ),
             queue.mapped(active_runs(runs)),
         )
         .reconcile_on(queue.triggered(due))

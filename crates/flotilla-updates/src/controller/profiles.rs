@@ -56,9 +56,15 @@ pub(crate) async fn run(client: Client, clock: Arc<dyn Clock>) {
         images,
     });
     let results = controller
-        .watches_stream(member_events, queue.mapped(every(profiles.clone())))
-        .watches_stream(kubernetes_events, queue.mapped(every(profiles.clone())))
-        .watches_stream(image_events, queue.mapped(every(profiles)))
+        .watches_stream(
+            Queue::watching(member_events),
+            queue.mapped(every(profiles.clone())),
+        )
+        .watches_stream(
+            Queue::watching(kubernetes_events),
+            queue.mapped(every(profiles.clone())),
+        )
+        .watches_stream(Queue::watching(image_events), queue.mapped(every(profiles)))
         .reconcile_on(queue.triggered(due))
         .run(queue.instrument(reconcile), error_policy, ctx);
     queue.drive(results).await;

@@ -81,17 +81,18 @@ async fn run_family<F: UpdateRunFamily>(
     });
     let results = controller
         .watches_stream(
-            binding_events,
+            Queue::watching(binding_events),
             queue.mapped(runs_of::<F, F::Binding>(runs.clone())),
         )
-        .watches(
-            Api::<F::PolicySnapshot>::all(client.clone()),
-            watcher::Config::default(),
+        .watches_stream(
+            Queue::touched(
+                Api::<F::PolicySnapshot>::all(client.clone()),
+                watcher::Config::default(),
+            ),
             queue.mapped(runs_of::<F, F::PolicySnapshot>(runs)),
         )
-        .watches(
-            Api::<F::Approval>::all(client),
-            watcher::Config::default(),
+        .watches_stream(
+            Queue::touched(Api::<F::Approval>::all(client), watcher::Config::default()),
             queue.mapped(owning_run::<F>),
         )
         .reconcile_on(queue.triggered(due))
