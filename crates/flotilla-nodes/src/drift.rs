@@ -15,6 +15,9 @@
 //!    is how a node image upgrade rolls through a pool.
 //! 5. **K8sVersionDrifted** — the node's kubelet runs another Kubernetes version than the
 //!    cluster's.
+//!
+//! A claim stamped under an older hash version is re-stamped ([`restamp`]) rather than
+//! compared, as Karpenter's and the AKS provider's hash controllers do.
 
 use flotilla_api::nodes::{AKSNodeClass, AKSNodeClassSpec, NodeClaim, NodePool, NodePoolSpec};
 use flotilla_api::nodes::{
@@ -29,8 +32,9 @@ use crate::expiration::expire_after;
 /// Version of the pool template hash (bump when a hashed default changes or a set-valued
 /// field is added or removed).
 pub const TEMPLATE_HASH_VERSION: &str = "v3";
-/// Version of the node class hash.
-pub const NODE_CLASS_HASH_VERSION: &str = "v3";
+/// Version of the node class hash: v4 since the kubelet's settings are stored with their
+/// defaults (a class written again by an older release hashes differently).
+pub const NODE_CLASS_HASH_VERSION: &str = "v4";
 
 /// Why a claim has drifted; the variant names are the `Drifted` condition's reasons.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +224,47 @@ pub fn launch_annotations(pool: &NodePoolSpec, class: &AKSNodeClassSpec) -> [(St
             NODE_CLASS_HASH_VERSION.into(),
         ),
     ]
+}
+
+/// The hash annotations to write on a claim stamped under an older version of the pool's or
+/// the class's hash: the current version, and the current hash unless the claim has drifted
+/// (a drifted claim keeps the hash it drifted from). `None` when both versions are current.
+pub fn restamp(
+    claim: &NodeClaim,
+    pool: &NodePoolSpec,
+    class: Option<&AKSNodeClassSpec>,
+) -> Option<Vec<(String, String)>> {
+    let drifted = claim.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == "Drifted" && c.status == "True")
+    });
+    let mut writes = Vec::new();
+    let mut check =
+        |hash_key: &str, version_key: &str, version: &str, hash: &dyn Fn() -> String| {
+            if annotation(&claim.metadata, version_key) == Some(version) {
+                return;
+            }
+            writes.push((version_key.to_string(), version.to_string()));
+            if !drifted {
+                writes.push((hash_key.to_string(), hash()));
+            }
+        };
+    check(
+        NODEPOOL_HASH_ANNOTATION,
+        NODEPOOL_HASH_VERSION_ANNOTATION,
+        TEMPLATE_HASH_VERSION,
+        &|| template_hash(pool),
+    );
+    if let Some(class) = class {
+        check(
+            NODECLASS_HASH_ANNOTATION,
+            NODECLASS_HASH_VERSION_ANNOTATION,
+            NODE_CLASS_HASH_VERSION,
+            &|| node_class_hash(class),
+        );
+    }
+    (!writes.is_empty()).then_some(writes)
 }
 
 #[cfg(test)]

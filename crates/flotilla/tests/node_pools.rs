@@ -168,6 +168,48 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
         "karpenter.azure.com/v1beta1 AzureLinux"
     );
 
+    // A kubelet block is stored with the provider's defaults; swap without failSwapOn: false
+    // is refused in the provider's words, and nothing stored changes.
+    let tuned = hub.kubectl_stdin(
+        &["--kubeconfig", member.to_str().unwrap(), "apply", "-f", "-"],
+        "apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: tuned}\n\
+         spec:\n  kubelet: {podPidsLimit: 4096}\n  linuxOSConfig: {sysctls: {vmMaxMapCount: 262144}}\n",
+    );
+    assert!(
+        tuned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tuned.stderr)
+    );
+    assert_eq!(
+        kubectl(&[
+            "get",
+            "aksnodeclass",
+            "tuned",
+            "-o",
+            "jsonpath={.spec.kubelet.cpuManagerPolicy} {.spec.kubelet.cpuCFSQuotaPeriod} \
+             {.spec.kubelet.containerLogMaxSize} {.spec.kubelet.containerLogMaxFiles}"
+        ]),
+        "none 100ms 50Mi 5"
+    );
+    let swap = hub.kubectl(&[
+        "--kubeconfig",
+        member.to_str().unwrap(),
+        "patch",
+        "aksnodeclass",
+        "tuned",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"linuxOSConfig":{"swapFileSize":"2Gi"}}}"#,
+    ]);
+    assert!(!swap.status.success());
+    assert!(
+        String::from_utf8_lossy(&swap.stderr).contains(
+            "kubelet.failSwapOn must be set to false when linuxOSConfig.swapFileSize is specified"
+        ),
+        "{}",
+        String::from_utf8_lossy(&swap.stderr)
+    );
+
     // NodeOverlay (karpenter.sh/v1alpha1) applies, reports Ready, and shows its weight wide;
     // a capacity overlay is refused saying why.
     let overlay = hub.kubectl_stdin(

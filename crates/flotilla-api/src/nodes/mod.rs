@@ -7,7 +7,10 @@ pub mod node_claim;
 pub mod node_overlay;
 pub mod node_pool;
 
-pub use aks_node_class::{AKSNodeClass, AKSNodeClassSpec, AKSNodeClassStatus, ImageFamily};
+pub use aks_node_class::{
+    AKSNodeClass, AKSNodeClassSpec, AKSNodeClassStatus, ArtifactStreaming, Gpu, GpuMode,
+    ImageFamily, LinuxOsConfig, LocalDns, LocalDnsMode, LocalDnsState, Security, Sysctls,
+};
 pub use node_claim::{
     NodeClaim, NodeClaimSpec, NodeClaimStatus, NodeClassReference,
     NodeSelectorRequirementWithMinValues, RequirementOperator,

@@ -435,3 +435,191 @@ fn node_overlays_follow_karpenters_schema_and_rules() {
         );
     }
 }
+
+/// An AKSNodeClass with `spec`.
+fn node_class(spec: Value) -> Value {
+    json!({"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
+           "metadata": {"name": "default"}, "spec": spec})
+}
+
+/// One zone of a node-local DNS list, with every required field.
+fn zone(zone: &str, destination: &str) -> Value {
+    json!({"zone": zone, "queryLogging": "Error", "protocol": "PreferUDP",
+           "forwardDestination": destination, "forwardPolicy": "Sequential",
+           "maxConcurrent": 1000, "cacheDuration": "1h", "serveStaleDuration": "1h",
+           "serveStale": "Immediate"})
+}
+
+#[test]
+fn aks_node_classes_follow_the_providers_schema_and_rules() {
+    let crd = member_crds()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "AKSNodeClass")
+        .expect("members serve AKSNodeClass");
+    let version = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.name == "v1beta1")
+        .expect("v1beta1");
+    let schema =
+        serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema).unwrap();
+    let dns = json!({"mode": "Required",
+        "vnetDNSOverrides": [zone(".", "VnetDNS"), zone("cluster.local", "ClusterCoreDNS")],
+        "kubeDNSOverrides": [zone(".", "ClusterCoreDNS"), zone("cluster.local", "ClusterCoreDNS")]});
+    let good = [
+        json!({"imageFamily": "Ubuntu", "fipsMode": "FIPS"}),
+        json!({"vnetSubnetID": "/subscriptions/0000/resourceGroups/rg-1/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes"}),
+        json!({"kubelet": {"cpuManagerPolicy": "static", "topologyManagerPolicy": "best-effort",
+                           "cpuCFSQuotaPeriod": "200ms", "containerLogMaxFiles": 3,
+                           "containerLogMaxSize": "10Mi", "failSwapOn": false,
+                           "imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80},
+               "linuxOSConfig": {"swapFileSize": "2Gi", "transparentHugePageEnabled": "madvise",
+                                 "transparentHugePageDefrag": "defer+madvise",
+                                 "sysctls": {"netCoreRmemDefault": 212992, "netCoreRmemMax": 134217728,
+                                             "netIPv4IPLocalPortRange": "32768 60999",
+                                             "netIPv4TCPTwReuse": true, "vmMaxMapCount": 262144}}}),
+        json!({"localDNS": dns}),
+        json!({"security": {"encryptionAtHost": true}, "artifactStreaming": {"enabled": true},
+               "gpu": {"mode": "None"}, "tags": {"team": "payments"}}),
+    ];
+    for spec in good {
+        let doc = node_class(spec.clone());
+        assert_eq!(violations(&schema, &doc), Vec::<String>::new(), "{spec}");
+        assert_eq!(
+            validate("karpenter.azure.com", "AKSNodeClass", &doc, None, served())
+                .iter()
+                .map(|e| e.message())
+                .collect::<Vec<_>>(),
+            Vec::<String>::new(),
+            "{spec}"
+        );
+    }
+    for (spec, field) in [
+        (json!({"vnetSubnetID": "subnet-1"}), "spec.vnetSubnetID"),
+        (
+            json!({"kubelet": {"cpuManagerPolicy": "dynamic"}}),
+            "spec.kubelet.cpuManagerPolicy",
+        ),
+        (
+            json!({"kubelet": {"containerLogMaxFiles": 1}}),
+            "spec.kubelet.containerLogMaxFiles",
+        ),
+        (
+            json!({"kubelet": {"containerLogMaxSize": "10MB"}}),
+            "spec.kubelet.containerLogMaxSize",
+        ),
+        (
+            json!({"linuxOSConfig": {"sysctls": {"vmSwappiness": 101}}}),
+            "spec.linuxOSConfig.sysctls.vmSwappiness",
+        ),
+        (
+            json!({"linuxOSConfig": {"sysctls": {"netIPv4IPLocalPortRange": "1024-65535"}}}),
+            "spec.linuxOSConfig.sysctls.netIPv4IPLocalPortRange",
+        ),
+        (
+            json!({"linuxOSConfig": {"transparentHugePageEnabled": "sometimes"}}),
+            "spec.linuxOSConfig.transparentHugePageEnabled",
+        ),
+        (
+            json!({"localDNS": {"mode": "Disabled"}}),
+            "spec.localDNS.vnetDNSOverrides",
+        ),
+        (
+            json!({"localDNS": {"mode": "Always", "vnetDNSOverrides": [], "kubeDNSOverrides": []}}),
+            "spec.localDNS.mode",
+        ),
+        (json!({"gpu": {"mode": "Cuda"}}), "spec.gpu.mode"),
+    ] {
+        let found = violations(&schema, &node_class(spec.clone()));
+        assert!(
+            found.iter().any(|v| v.starts_with(field)),
+            "{spec}: expected a violation at {field}, got {found:?}"
+        );
+    }
+    let mut forwarded = dns.clone();
+    forwarded["vnetDNSOverrides"][0]["forwardDestination"] = "ClusterCoreDNS".into();
+    forwarded["vnetDNSOverrides"]
+        .as_array_mut()
+        .unwrap()
+        .push(zone("example.com", "ClusterCoreDNS"));
+    forwarded["kubeDNSOverrides"] = json!([zone(".", "ClusterCoreDNS")]);
+    let mut stale = dns.clone();
+    stale["kubeDNSOverrides"][1]["serveStale"] = "Verify".into();
+    stale["kubeDNSOverrides"][1]["protocol"] = "ForceTCP".into();
+    stale["kubeDNSOverrides"][1]["forwardDestination"] = "VnetDNS".into();
+    let rules = [
+        (
+            json!({"imageFamily": "Ubuntu2204", "fipsMode": "FIPS"}),
+            vec![
+                "spec: Invalid value: ",
+                "FIPS is not yet supported for Ubuntu2204 or Ubuntu2404",
+            ],
+        ),
+        (
+            json!({"linuxOSConfig": {"swapFileSize": "1500Mi"}}),
+            vec![
+                "kubelet.failSwapOn must be set to false when linuxOSConfig.swapFileSize is specified",
+            ],
+        ),
+        (
+            json!({"linuxOSConfig": {"sysctls": {"netCoreWmemDefault": 300000, "netCoreWmemMax": 212992,
+                                                 "netIPv4NeighDefaultGcThresh2": 2000,
+                                                 "netIPv4NeighDefaultGcThresh3": 1500,
+                                                 "netIPv4IPLocalPortRange": "61000 32000"}}}),
+            vec![
+                "spec.linuxOSConfig.sysctls: Invalid value: ",
+                "netCoreWmemDefault must be <= netCoreWmemMax",
+                "netIPv4NeighDefaultGcThresh2 must be <= netIPv4NeighDefaultGcThresh3",
+                "netIPv4IPLocalPortRange first port must be in [1024, 60999]",
+                "netIPv4IPLocalPortRange last port must be in [32768, 65535]",
+                "netIPv4IPLocalPortRange first port must be <= last port",
+            ],
+        ),
+        (
+            json!({"localDNS": forwarded}),
+            vec![
+                "spec.localDNS.vnetDNSOverrides: Invalid value: ",
+                "root zone '.' cannot be forwarded to ClusterCoreDNS from vnetDNSOverrides",
+                "external domains cannot be forwarded to ClusterCoreDNS from vnetDNSOverrides",
+                "spec.localDNS.kubeDNSOverrides: Invalid value: ",
+                "must contain required zones '.' and 'cluster.local'",
+            ],
+        ),
+        (
+            json!({"localDNS": stale}),
+            vec![
+                "spec.localDNS.kubeDNSOverrides[1]: Invalid value: ",
+                "'cluster.local' cannot be forwarded to VnetDNS",
+                "serveStale Verify cannot be used with protocol ForceTCP",
+            ],
+        ),
+        (
+            json!({"tags": {"a<b": "x", "c\\d": "y", "long": "v".repeat(257)}}),
+            vec![
+                "spec.tags: Invalid value: ",
+                "tags keys must not contain '<', '>', '%', '&', or '?'",
+                "tags keys must not contain '\\'",
+                "tags values must be less than 256 characters",
+            ],
+        ),
+    ];
+    for (spec, expected) in rules {
+        let found: Vec<String> = validate(
+            "karpenter.azure.com",
+            "AKSNodeClass",
+            &node_class(spec.clone()),
+            None,
+            served(),
+        )
+        .iter()
+        .map(|e| e.message())
+        .collect();
+        for part in expected {
+            assert!(
+                found.iter().any(|m| m.contains(part)),
+                "{spec}: expected {part:?}, got {found:?}"
+            );
+        }
+    }
+}

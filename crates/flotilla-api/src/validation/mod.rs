@@ -8,6 +8,7 @@ mod crd;
 mod eviction;
 pub(crate) mod format;
 mod member_cluster;
+mod node_class;
 mod nodes;
 mod overrides;
 pub(crate) mod path;
@@ -94,7 +95,7 @@ pub fn validate(
         (KARPENTER_GROUP, "NodePool") => nodes::validate_node_pool(new, old),
         (KARPENTER_GROUP, "NodeClaim") => nodes::validate_node_claim(new, old),
         (KARPENTER_GROUP, "NodeOverlay") => nodes::validate_node_overlay(new),
-        (AZURE_GROUP, "AKSNodeClass") => nodes::validate_node_class(new),
+        (AZURE_GROUP, "AKSNodeClass") => node_class::validate_node_class(new),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::validate(new, old),
         ("", "ConfigMap") => core::validate_config_map(new),
         ("", "Secret") => core::validate_secret(new),

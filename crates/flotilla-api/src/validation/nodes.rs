@@ -16,28 +16,6 @@ use crate::nodes::{
     NodeSelectorRequirementWithMinValues, RequirementOperator,
 };
 
-/// Validates an `AKSNodeClass`: image garbage collection starts above where it stops (the
-/// AKS provider's CEL rule, at the same place with the same message).
-pub(crate) fn validate_node_class(new: &Value) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let Some(kubelet) = new.pointer("/spec/kubelet") else {
-        return errors;
-    };
-    let percent = |key: &str| kubelet.get(key).and_then(Value::as_i64);
-    if let (Some(high), Some(low)) = (
-        percent("imageGCHighThresholdPercent"),
-        percent("imageGCLowThresholdPercent"),
-    ) && high <= low
-    {
-        errors.push(FieldError::invalid(
-            Path::new("spec").child("kubelet"),
-            kubelet.clone(),
-            "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",
-        ));
-    }
-    errors
-}
-
 /// Validates a `NodePool`.
 pub(crate) fn validate_node_pool(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();

@@ -1,8 +1,9 @@
 use std::collections::BTreeMap;
 
 use flotilla_api::nodes::{
-    AKSNodeClassStatus, Budget, Disruption, NodeClaimSpec, NodeClaimStatus, NodeClassReference,
-    aks_node_class::KubeletConfiguration, node_pool::TemplateMetadata,
+    AKSNodeClassStatus, ArtifactStreaming, Budget, Disruption, LinuxOsConfig, NodeClaimSpec,
+    NodeClaimStatus, NodeClassReference, Security, Sysctls, aks_node_class::KubeletConfiguration,
+    node_pool::TemplateMetadata,
 };
 use k8s_openapi::api::core::v1::Taint;
 use proptest::prelude::*;
@@ -121,6 +122,28 @@ fn drift_decisions() {
         }),
         ..AKSNodeClassSpec::default()
     };
+    let sysctl = AKSNodeClassSpec {
+        linux_os_config: Some(LinuxOsConfig {
+            sysctls: Some(Sysctls {
+                vm_max_map_count: Some(262144),
+                ..Sysctls::default()
+            }),
+            ..LinuxOsConfig::default()
+        }),
+        ..AKSNodeClassSpec::default()
+    };
+    let streaming = AKSNodeClassSpec {
+        artifact_streaming: Some(ArtifactStreaming {
+            enabled: Some(true),
+        }),
+        ..AKSNodeClassSpec::default()
+    };
+    let encrypted = AKSNodeClassSpec {
+        security: Some(Security {
+            encryption_at_host: Some(true),
+        }),
+        ..AKSNodeClassSpec::default()
+    };
     let tagged = AKSNodeClassSpec {
         tags: BTreeMap::from([("cost-center".into(), "42".into())]),
         ..AKSNodeClassSpec::default()
@@ -148,6 +171,15 @@ fn drift_decisions() {
         ),
         ("os disk", check(d(), bigger_disk, with_class, IMAGE)),
         ("kubelet", check(d(), kubelet, with_class, IMAGE)),
+        ("sysctl", check(d(), sysctl, with_class, IMAGE)),
+        (
+            "artifact streaming",
+            check(d(), streaming, with_class, IMAGE),
+        ),
+        (
+            "encryption at host",
+            check(d(), encrypted, with_class, IMAGE),
+        ),
         ("tags", check(d(), tagged, with_class, IMAGE)),
         (
             "image version pinned",
@@ -191,6 +223,9 @@ fn drift_decisions() {
         ("lifetime in spec.disruption", Some("NodePoolDrifted")),
         ("os disk", Some("NodeClassDrifted")),
         ("kubelet", Some("NodeClassDrifted")),
+        ("sysctl", Some("NodeClassDrifted")),
+        ("artifact streaming", Some("NodeClassDrifted")),
+        ("encryption at host", Some("NodeClassDrifted")),
         ("tags", None),
         ("image version pinned", Some("ImageDrifted")),
         ("newer image", Some("ImageDrifted")),
@@ -209,6 +244,58 @@ fn a_hash_version_bump_does_not_drift_every_node() {
     annotations.insert(NODEPOOL_HASH_ANNOTATION.into(), "stale".into());
     annotations.insert(NODEPOOL_HASH_VERSION_ANNOTATION.into(), "v2".into());
     assert_eq!(drifted(&claim, &pool(spec), DriftContext::default()), None);
+}
+
+#[test]
+fn claims_of_an_older_hash_version_are_restamped_unless_drifted() {
+    let pool_spec = NodePoolSpec::default();
+    let class_spec = AKSNodeClassSpec {
+        os_disk_size_gb: Some(256),
+        ..AKSNodeClassSpec::default()
+    };
+    let current = launched(&pool_spec, &class_spec, IMAGE);
+    assert_eq!(restamp(&current, &pool_spec, Some(&class_spec)), None);
+
+    let mut old = current.clone();
+    let annotations = old.metadata.annotations.as_mut().unwrap();
+    annotations.insert(NODECLASS_HASH_ANNOTATION.into(), "older".into());
+    annotations.insert(NODECLASS_HASH_VERSION_ANNOTATION.into(), "v3".into());
+    assert_eq!(
+        restamp(&old, &pool_spec, Some(&class_spec)),
+        Some(vec![
+            (
+                NODECLASS_HASH_VERSION_ANNOTATION.to_string(),
+                NODE_CLASS_HASH_VERSION.to_string()
+            ),
+            (
+                NODECLASS_HASH_ANNOTATION.to_string(),
+                node_class_hash(&class_spec)
+            ),
+        ])
+    );
+    // Without its class only the pool's hash is looked at, and it is current.
+    assert_eq!(restamp(&old, &pool_spec, None), None);
+
+    // A drifted claim keeps the hash it drifted from; only the version moves.
+    old.status.as_mut().unwrap().conditions.push(
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: "Drifted".into(),
+            status: "True".into(),
+            reason: "NodeClassDrifted".into(),
+            message: String::new(),
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                jiff::Timestamp::UNIX_EPOCH,
+            ),
+            observed_generation: None,
+        },
+    );
+    assert_eq!(
+        restamp(&old, &pool_spec, Some(&class_spec)),
+        Some(vec![(
+            NODECLASS_HASH_VERSION_ANNOTATION.to_string(),
+            NODE_CLASS_HASH_VERSION.to_string()
+        )])
+    );
 }
 
 #[test]

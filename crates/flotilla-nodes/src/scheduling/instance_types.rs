@@ -5,7 +5,7 @@
 use std::fmt;
 
 use super::labels;
-use super::requirements::{Requirement, Requirements};
+use super::requirements::{Operator, Requirement, Requirements};
 use super::resources::Resources;
 
 /// How an instance is bought.
@@ -116,6 +116,25 @@ impl InstanceType {
             capacity,
             overhead,
             offerings,
+        }
+    }
+
+    /// Rules this type out for the NodePools `pools` (a `karpenter.sh/nodepool NotIn`
+    /// requirement): what a node class rules out for its pools, such as arm64 types under
+    /// artifact streaming, or the standard shape where the class sets its own.
+    pub fn exclude_pools<S: AsRef<str>>(&mut self, pools: &[S]) {
+        self.pools(Operator::NotIn, pools);
+    }
+
+    /// Offers this type to the NodePools `pools` only (`karpenter.sh/nodepool In`): a shape
+    /// their node class gives it.
+    pub fn only_for_pools<S: AsRef<str>>(&mut self, pools: &[S]) {
+        self.pools(Operator::In, pools);
+    }
+
+    fn pools<S: AsRef<str>>(&mut self, operator: Operator, pools: &[S]) {
+        if let Ok(which) = Requirement::new(operator, pools) {
+            self.requirements.add(labels::NODE_POOL, which);
         }
     }
 

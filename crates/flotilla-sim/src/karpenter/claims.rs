@@ -21,7 +21,7 @@ use flotilla_api::nodes::{
     TERMINATION_FINALIZER, TERMINATION_TIMESTAMP_ANNOTATION, UNREGISTERED_TAINT,
 };
 use flotilla_apimachinery::go_duration;
-use flotilla_nodes::drift::{DriftContext, drifted};
+use flotilla_nodes::drift::{DriftContext, drifted, restamp};
 use flotilla_nodes::expiration::{expired, expires_at};
 use flotilla_nodes::scheduling::from_api;
 use flotilla_nodes::scheduling::labels;
@@ -214,11 +214,14 @@ fn booted_node(
     now: Timestamp,
 ) -> Option<Node> {
     let labels = claim.metadata.labels.clone().unwrap_or_default();
-    let instance = cloud::catalog_entry(labels.get(labels::INSTANCE_TYPE)?)?;
+    let mut instance = cloud::catalog_entry(labels.get(labels::INSTANCE_TYPE)?)?;
     let name = machine_name(claim);
     let version = claim.status.as_ref()?.image_id.clone().unwrap_or_default();
     // A claim launches only with its class (it is not Launched without one).
     let class = view.classes.get(claim.spec.node_class_ref.name.as_str())?;
+    if let Some(max_pods) = class.spec.max_pods.and_then(|m| u32::try_from(m).ok()) {
+        instance.pods = max_pods;
+    }
     let image = super::node_classes::image_name(class, &version);
     let mut node = machine_node(
         &Machine {
@@ -607,6 +610,16 @@ pub fn reconcile(
                             plan.wake(at);
                         }
                         drift(claim, pool, view, Some(node), &mut status, now);
+                        let class = view.classes.get(claim.spec.node_class_ref.name.as_str());
+                        if let Some(writes) = restamp(claim, &pool.spec, class.map(|c| &c.spec)) {
+                            let mut restamped = claim.clone();
+                            restamped
+                                .metadata
+                                .annotations
+                                .get_or_insert_default()
+                                .extend(writes);
+                            plan.push(Action::update(&restamped));
+                        }
                     }
                 }
             },

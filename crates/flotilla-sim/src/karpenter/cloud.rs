@@ -17,58 +17,73 @@ const SKU_VERSION: &str = "5";
 
 /// The scheduler's view of the catalog in `region`.
 pub fn instance_types(region: &str) -> Vec<InstanceType> {
-    let zones = catalog::zones(region);
     catalog::instance_types()
         .iter()
-        .map(|it| {
-            let offerings = zones
-                .iter()
-                .flat_map(|zone| {
-                    [
-                        (CapacityType::OnDemand, CatalogCapacity::OnDemand),
-                        (CapacityType::Spot, CatalogCapacity::Spot),
-                    ]
-                    .map(|(capacity_type, priced)| Offering {
-                        zone: zone.clone(),
-                        capacity_type,
-                        price: it.price(region, priced),
-                        available: true,
-                    })
-                })
-                .collect();
-            let family = it.name.trim_start_matches("Standard_")[..1].to_string();
-            let cpu = it.vcpu.to_string();
-            let memory_mib = (u64::from(it.memory_gib) * 1024).to_string();
-            let capacity = Resources::new(
-                i64::from(it.vcpu) * 1000,
-                i64::try_from(it.memory_bytes()).unwrap_or(i64::MAX),
-                i64::from(it.pods),
-                0,
-            );
-            let allocatable = Resources::new(
-                i64::try_from(it.allocatable_millicpu()).unwrap_or(0),
-                i64::try_from(it.allocatable_memory_bytes()).unwrap_or(0),
-                i64::from(it.pods),
-                0,
-            );
-            InstanceType::new(
-                &it.name,
-                &[
-                    (labels::ARCH, it.arch.label()),
-                    (labels::OS, "linux"),
-                    (labels::REGION, region),
-                    (labels::SKU_NAME, &it.name),
-                    (labels::SKU_FAMILY, &family),
-                    (labels::SKU_CPU, &cpu),
-                    (labels::SKU_MEMORY, &memory_mib),
-                    (labels::SKU_VERSION, SKU_VERSION),
-                ],
-                capacity,
-                capacity - allocatable,
-                offerings,
-            )
+        .map(|it| offered(region, it))
+        .collect()
+}
+
+/// The same for nodes whose kubelet runs at most `max_pods` pods (an AKSNodeClass's
+/// `maxPods`): that many pods per node, and the memory the kubelet reserves for them.
+pub fn instance_types_with_max_pods(region: &str, max_pods: u32) -> Vec<InstanceType> {
+    catalog::instance_types()
+        .into_iter()
+        .map(|mut it| {
+            it.pods = max_pods;
+            offered(region, &it)
         })
         .collect()
+}
+
+/// Catalog type `it` as offered in `region`: on-demand and spot in each of its zones.
+fn offered(region: &str, it: &catalog::InstanceType) -> InstanceType {
+    let zones = catalog::zones(region);
+    let offerings = zones
+        .iter()
+        .flat_map(|zone| {
+            [
+                (CapacityType::OnDemand, CatalogCapacity::OnDemand),
+                (CapacityType::Spot, CatalogCapacity::Spot),
+            ]
+            .map(|(capacity_type, priced)| Offering {
+                zone: zone.clone(),
+                capacity_type,
+                price: it.price(region, priced),
+                available: true,
+            })
+        })
+        .collect();
+    let family = it.name.trim_start_matches("Standard_")[..1].to_string();
+    let cpu = it.vcpu.to_string();
+    let memory_mib = (u64::from(it.memory_gib) * 1024).to_string();
+    let capacity = Resources::new(
+        i64::from(it.vcpu) * 1000,
+        i64::try_from(it.memory_bytes()).unwrap_or(i64::MAX),
+        i64::from(it.pods),
+        0,
+    );
+    let allocatable = Resources::new(
+        i64::try_from(it.allocatable_millicpu()).unwrap_or(0),
+        i64::try_from(it.allocatable_memory_bytes()).unwrap_or(0),
+        i64::from(it.pods),
+        0,
+    );
+    InstanceType::new(
+        &it.name,
+        &[
+            (labels::ARCH, it.arch.label()),
+            (labels::OS, "linux"),
+            (labels::REGION, region),
+            (labels::SKU_NAME, &it.name),
+            (labels::SKU_FAMILY, &family),
+            (labels::SKU_CPU, &cpu),
+            (labels::SKU_MEMORY, &memory_mib),
+            (labels::SKU_VERSION, SKU_VERSION),
+        ],
+        capacity,
+        capacity - allocatable,
+        offerings,
+    )
 }
 
 /// What a claim launched as: its instance type and the offering bought.

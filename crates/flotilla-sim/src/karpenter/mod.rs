@@ -106,7 +106,11 @@ pub fn plan(
         return plan;
     }
     // Built only for members that use Karpenter: most members of a large fleet do not.
-    let cloud = cloud::instance_types(&settings.region);
+    let cloud = node_classes::shape(
+        cloud::instance_types(&settings.region),
+        &view,
+        &settings.region,
+    );
     let (overlaid, overlays) = node_overlays::reconcile(state, &cloud, now);
     plan.merge(overlays);
     if unused {

@@ -1732,3 +1732,97 @@ spec:
         Some(("True".into(), "ValidationSucceeded".into()))
     );
 }
+
+/// One zone of a node-local DNS list.
+const DNS_ZONE: &str = "queryLogging: Error, protocol: PreferUDP, forwardPolicy: Sequential, maxConcurrent: 1000, cacheDuration: 1h, serveStaleDuration: 1h, serveStale: Immediate";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_class_shapes_its_pools_nodes_and_resolves_local_dns_for_the_version() {
+    let m = member().await;
+    m.apply::<AKSNodeClass>(&format!(
+        r#"
+apiVersion: karpenter.azure.com/v1beta1
+kind: AKSNodeClass
+metadata: {{name: streaming}}
+spec:
+  artifactStreaming: {{enabled: true}}
+  maxPods: 20
+  localDNS:
+    mode: Preferred
+    vnetDNSOverrides:
+    - {{zone: ".", forwardDestination: VnetDNS, {DNS_ZONE}}}
+    - {{zone: cluster.local, forwardDestination: ClusterCoreDNS, {DNS_ZONE}}}
+    kubeDNSOverrides:
+    - {{zone: ".", forwardDestination: ClusterCoreDNS, {DNS_ZONE}}}
+    - {{zone: cluster.local, forwardDestination: ClusterCoreDNS, {DNS_ZONE}}}
+"#
+    ))
+    .await;
+    for (pool, class) in [("plain", "default"), ("streaming", "streaming")] {
+        m.apply::<NodePool>(&format!(
+            r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: {pool}}}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.azure.com, kind: AKSNodeClass, name: {class}}}
+      requirements:
+      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
+      - {{key: kubernetes.io/arch, operator: In, values: [amd64, arm64]}}
+  disruption:
+    consolidateAfter: Never
+"#
+        ))
+        .await;
+        let mut d = deployment(pool, 2, "1500m", &[]);
+        if let Some(spec) = d.spec.template.spec.as_mut() {
+            spec.node_selector =
+                Some([("karpenter.sh/nodepool".to_string(), pool.to_string())].into());
+        }
+        create_deployment(&m, &d).await;
+    }
+    m.run(Duration::from_secs(120), 5 * SECOND, &mut |_| {})
+        .await;
+    let s = m.snapshot().await;
+    assert_eq!(s.unschedulable().len(), 0);
+    let arch_of = |pool: &str| -> BTreeSet<String> {
+        s.nodes
+            .iter()
+            .filter_map(|n| n.metadata.labels.as_ref())
+            .filter(|l| l.get("karpenter.sh/nodepool").map(String::as_str) == Some(pool))
+            .filter_map(|l| l.get("kubernetes.io/arch").cloned())
+            .collect()
+    };
+    // Equal prices: without the class's restriction the arm64 twin is launched.
+    assert_eq!(arch_of("plain"), BTreeSet::from(["arm64".to_string()]));
+    assert_eq!(arch_of("streaming"), BTreeSet::from(["amd64".to_string()]));
+    // maxPods replaces the type's own pod capacity (16 per vCPU: both pods share a 4-vCPU
+    // node).
+    let pods_of = |pool: &str| -> BTreeSet<String> {
+        s.nodes
+            .iter()
+            .filter(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("karpenter.sh/nodepool"))
+                    == Some(&pool.to_string())
+            })
+            .filter_map(|n| n.status.as_ref()?.capacity.as_ref()?.get("pods").cloned())
+            .map(|q| q.0)
+            .collect()
+    };
+    assert_eq!(pods_of("plain"), BTreeSet::from(["64".to_string()]));
+    assert_eq!(pods_of("streaming"), BTreeSet::from(["20".to_string()]));
+    // `Preferred` runs the node-local DNS proxy from Kubernetes 1.35; this member runs 1.30.
+    let class = Api::<AKSNodeClass>::all(m.client.clone())
+        .get("streaming")
+        .await
+        .unwrap();
+    assert_eq!(
+        class.status.and_then(|s| s.local_dns_state),
+        Some(flotilla_api::nodes::LocalDnsState::Disabled)
+    );
+}
