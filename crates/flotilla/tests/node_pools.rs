@@ -210,6 +210,34 @@ fn seed_node_pools_apply_to_a_member_and_explain_themselves() {
         String::from_utf8_lossy(&swap.stderr)
     );
 
+    // The node class example applies as written, and its local DNS proxy is resolved.
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/nodes/aksnodeclass-tuned.yaml"
+    );
+    let applied = hub.kubectl(&[
+        "--kubeconfig",
+        member.to_str().unwrap(),
+        "apply",
+        "-f",
+        example,
+    ]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    common::eventually("the example's local DNS state", 30, || {
+        (kubectl(&[
+            "get",
+            "aksnodeclass",
+            "low-latency",
+            "-o",
+            "jsonpath={.status.localDNSState}",
+        ]) == "Enabled")
+            .then_some(())
+    });
+
     // NodeOverlay (karpenter.sh/v1alpha1) applies, reports Ready, and shows its weight wide;
     // a capacity overlay is refused saying why.
     let overlay = hub.kubectl_stdin(

@@ -64,14 +64,33 @@ fn pool(spec: Value) -> Value {
            "metadata": {"name": "default"}, "spec": spec})
 }
 
-/// Every NodePool of `examples/nodes/` applies to a simulated member and carries what Karpenter
-/// v1's schema requires beyond Flotilla's (which also takes seed 003's shorter documents): a
-/// template with a node class reference and requirements, `consolidateAfter` wherever
-/// `disruption` is set, and node lifetimes in `template.spec.expireAfter` (v1 has no
-/// `disruption.expireAfter`).
+/// The schemas of the member kinds (their storage versions), by kind.
+fn member_schemas() -> std::collections::BTreeMap<String, Value> {
+    member_crds()
+        .into_iter()
+        .map(|crd| {
+            let version = crd
+                .spec
+                .versions
+                .iter()
+                .find(|v| v.storage)
+                .expect("a storage version");
+            let schema = version.schema.as_ref().unwrap().open_api_v3_schema.as_ref();
+            (
+                crd.spec.names.kind.clone(),
+                serde_json::to_value(schema).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every example of `examples/nodes/` applies to a simulated member (its kind's schema and
+/// rules), and its NodePools carry what Karpenter v1's schema requires beyond Flotilla's
+/// (which also takes seed 003's shorter documents): a template with a node class reference
+/// and requirements, `consolidateAfter` wherever `disruption` is set, and node lifetimes in
+/// `template.spec.expireAfter` (v1 has no `disruption.expireAfter`).
 #[test]
 fn examples_carry_what_karpenter_v1_requires() {
-    let schema = node_pool_schema();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/nodes");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("examples/nodes")
@@ -79,17 +98,36 @@ fn examples_carry_what_karpenter_v1_requires() {
         .filter(|path| path.is_file())
         .collect();
     files.sort();
-    assert!(files.len() >= 10, "the examples are there: {files:?}");
+    assert!(files.len() >= 12, "the examples are there: {files:?}");
+    let schemas = member_schemas();
+    let mut kinds = std::collections::BTreeSet::new();
     for file in files {
         let yaml = std::fs::read_to_string(&file).expect("an example");
         let object: Value = serde_saphyr::from_str(&yaml).expect("YAML");
         let name = file.display();
-        assert_eq!(violations(&schema, &object), Vec::<String>::new(), "{name}");
+        let kind = object["kind"].as_str().expect("a kind");
+        let group = object["apiVersion"]
+            .as_str()
+            .and_then(|v| v.split_once('/'))
+            .map(|(group, _)| group)
+            .expect("a group");
+        kinds.insert(kind.to_string());
         assert_eq!(
-            messages("NodePool", &object, None),
+            violations(&schemas[kind], &object),
             Vec::<String>::new(),
             "{name}"
         );
+        assert_eq!(
+            validate(group, kind, &object, None, served())
+                .iter()
+                .map(|e| e.message())
+                .collect::<Vec<_>>(),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        if kind != "NodePool" {
+            continue;
+        }
         let template = &object["spec"]["template"]["spec"];
         for key in ["group", "kind", "name"] {
             assert!(
@@ -115,6 +153,10 @@ fn examples_carry_what_karpenter_v1_requires() {
             );
         }
     }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        ["AKSNodeClass", "NodeOverlay", "NodePool"]
+    );
 }
 
 #[test]
