@@ -1,6 +1,7 @@
 //! `maxConcurrency` and `maxAllowedFailures` arithmetic: `"N"` or `"P%"` resolved against the
-//! size of a stage or group, as AKS Fleet Manager does. Percentages round down; concurrency is
-//! at least 1, failures may be 0.
+//! size of a stage or group when the run starts, as AKS Fleet Manager does. Concurrency
+//! percentages round down, to at least 1; failure percentages round up (25% of 5 members
+//! tolerates 2 failures), and may be 0.
 
 use thiserror::Error;
 
@@ -50,10 +51,20 @@ impl Count {
 
     /// The count for a segment of `size` members: a percentage rounds down.
     pub fn of(self, size: u32) -> u32 {
+        self.rounded(size, 0)
+    }
+
+    /// The count for a segment of `size` members: a percentage rounds up.
+    pub fn of_rounding_up(self, size: u32) -> u32 {
+        self.rounded(size, 99)
+    }
+
+    /// The count for `size` members, a percentage's remainder raised by `up` hundredths.
+    fn rounded(self, size: u32, up: u64) -> u32 {
         match self {
             Count::Fixed(n) => n,
-            // At most 100% of a u32 fits u64 and comes back below `size`.
-            Count::Percent(p) => (u64::from(size) * u64::from(p) / 100) as u32,
+            // At most 100% of a u32 fits u64 and comes back at most `size`.
+            Count::Percent(p) => ((u64::from(size) * u64::from(p) + up) / 100) as u32,
         }
     }
 }
@@ -67,9 +78,10 @@ pub fn concurrency(value: Option<&str>, size: u32, default: u32) -> Result<u32, 
     }
 }
 
-/// How many failures a segment of `size` members tolerates: `value` resolved, 0 when unset.
+/// How many failures a segment of `size` members tolerates: `value` resolved (a percentage
+/// rounds up), 0 when unset.
 pub fn allowed_failures(value: Option<&str>, size: u32) -> Result<u32, CountError> {
-    value.map_or(Ok(0), |value| Ok(Count::parse(value)?.of(size)))
+    value.map_or(Ok(0), |value| Ok(Count::parse(value)?.of_rounding_up(size)))
 }
 
 #[cfg(test)]

@@ -127,9 +127,16 @@ fn strategy_rules_name_the_field() {
             ],
         ),
         (
-            json!({"stages": [{"name": "one", "memberSelector": {"byLabel": "env!=prod"}}]}),
+            json!({"stages": [{"name": "one", "memberSelector": {"byLabel": "tier>2"}}]}),
             vec![
-                "spec.stages[0].memberSelector.byLabel: Invalid value: \"env!=prod\": \"env!=prod\": only equality (key=value) is supported",
+                "spec.stages[0].memberSelector.byLabel: Invalid value: \"tier>2\": \"tier\": only =, !=, in, notin, exists (key) and does-not-exist (!key) are supported",
+            ],
+        ),
+        (
+            json!({"stages": [{"name": "one", "memberSelector": {"byLabel": "env in (prod"}}]}),
+            vec![
+                "spec.stages[0].memberSelector.byLabel: Invalid value: \"env in (prod\": \
+                 unable to parse requirement: found '', expected: ',' or ')'",
             ],
         ),
         (

@@ -3,6 +3,7 @@
 //! `maxConcurrency` at a time), with gates and waits between them. Update runs copy it when they
 //! are created, so later edits never reach a run already made.
 
+use flotilla_apimachinery::selector::{LabelSelector, Operator as SelectorOperator};
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -111,11 +112,13 @@ pub struct UpdateGroup {
     pub member_selector: Option<MemberSelector>,
 }
 
-/// An equality-only label selector.
+/// A label selector of members, as AKS takes it.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberSelector {
-    /// `key=value[,key=value…]`, each key at most once, at most 512 characters.
+    /// Comma-separated requirements, each key at most once, at most 512 characters:
+    /// `key=value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key` (it exists) or
+    /// `!key` (it does not).
     #[schemars(length(max = 512))]
     pub by_label: String,
 }
@@ -162,39 +165,40 @@ pub struct ScheduledStartConfiguration {
 }
 
 impl MemberSelector {
-    /// The `key=value` pairs of `byLabel`, or what is wrong with it: equality only, each key
-    /// once, keys and values as Kubernetes labels allow.
-    pub fn pairs(&self) -> Result<Vec<(String, String)>, String> {
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        for term in self.by_label.split(',') {
-            let term = term.trim();
-            let Some((key, value)) = term.split_once('=') else {
-                return Err(format!("{term:?} is not of the form key=value"));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            if key.ends_with('!') || value.starts_with('=') {
-                return Err(format!("{term:?}: only equality (key=value) is supported"));
+    /// The selector `byLabel` states, or what is wrong with it: Kubernetes' selector syntax
+    /// (its parser's messages), the operators AKS takes (`=`, `!=`, `in`, `notin`, exists and
+    /// does-not-exist; not `>` or `<`), each key once.
+    pub fn selector(&self) -> Result<LabelSelector, String> {
+        if self.by_label.trim().is_empty() {
+            return Err("the selector is empty".into());
+        }
+        let selector = LabelSelector::parse(&self.by_label)?;
+        let mut keys = std::collections::BTreeSet::new();
+        for requirement in selector.requirements() {
+            let key = requirement.key();
+            if matches!(
+                requirement.operator(),
+                SelectorOperator::GreaterThan | SelectorOperator::LessThan
+            ) {
+                return Err(format!(
+                    "{key:?}: only =, !=, in, notin, exists (key) and does-not-exist (!key) are supported"
+                ));
             }
-            if !crate::validation::format::is_qualified_name(key) {
-                return Err(format!("{key:?} is not a valid label key"));
-            }
-            if !crate::validation::format::is_label_value(value) {
-                return Err(format!("{value:?} is not a valid label value"));
-            }
-            if pairs.iter().any(|(k, _)| k == key) {
+            if !keys.insert(key) {
                 return Err(format!("label key {key:?} appears more than once"));
             }
-            pairs.push((key.to_string(), value.to_string()));
         }
-        Ok(pairs)
+        Ok(selector)
     }
 
-    /// Whether `labels` match every pair (an invalid selector matches nothing).
+    /// Whether `labels` satisfy every requirement (an invalid selector matches nothing).
     pub fn matches(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
-        self.pairs().is_ok_and(|pairs| {
-            pairs
+        self.selector().is_ok_and(|selector| {
+            let labels = labels
                 .iter()
-                .all(|(k, v)| labels.get(k).is_some_and(|have| have == v))
+                .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+                .collect();
+            selector.matches(&labels)
         })
     }
 }

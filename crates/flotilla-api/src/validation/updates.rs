@@ -114,10 +114,10 @@ fn duplicate(path: Path, name: &str, detail: &str) -> FieldError {
     )
 }
 
-/// A `memberSelector.byLabel` is a list of `key=value` equalities.
+/// A `memberSelector.byLabel` is a selector AKS takes ([`MemberSelector::selector`]).
 fn selector(selector: Option<&MemberSelector>, path: &Path, errors: &mut Vec<FieldError>) {
     if let Some(selector) = selector
-        && let Err(problem) = selector.pairs()
+        && let Err(problem) = selector.selector()
     {
         errors.push(FieldError::invalid(
             path.child("memberSelector").child("byLabel"),

@@ -47,14 +47,17 @@ fn concurrency_rounds_down_with_a_minimum_of_one() {
 }
 
 #[test]
-fn failures_round_down_and_default_to_none() {
+fn failures_round_up_and_default_to_none() {
     let cases = [
         (None, 10, 0),
         (Some("0"), 10, 0),
         (Some("2"), 10, 2),
-        (Some("10%"), 9, 0),
+        (Some("0%"), 9, 0),
+        (Some("10%"), 9, 1),
         (Some("10%"), 10, 1),
-        (Some("50%"), 5, 2),
+        (Some("25%"), 5, 2),
+        (Some("50%"), 5, 3),
+        (Some("100%"), 5, 5),
     ];
     for (value, size, want) in cases {
         assert_eq!(
@@ -67,6 +70,14 @@ fn failures_round_down_and_default_to_none() {
 }
 
 proptest! {
+    #[test]
+    fn a_percentage_rounded_up_is_the_least_count_covering_it(p in 0u32..=100, size in 0u32..100_000) {
+        let n = Count::Percent(p).of_rounding_up(size);
+        prop_assert!(n <= size);
+        prop_assert!(u64::from(n) * 100 >= u64::from(size) * u64::from(p));
+        prop_assert!(n == 0 || (u64::from(n) - 1) * 100 < u64::from(size) * u64::from(p));
+    }
+
     #[test]
     fn a_percentage_never_exceeds_the_segment(p in 0u32..=100, size in 0u32..100_000) {
         let n = Count::Percent(p).of(size);

@@ -64,7 +64,7 @@ pub enum PlanError {
     /// No member is in any group.
     #[error("no member of the fleet is in any group of the strategy")]
     Empty,
-    /// A `memberSelector.byLabel` is not a list of `key=value` equalities. Flotilla's hub
+    /// A `memberSelector.byLabel` is not a selector AKS takes. Flotilla's hub
     /// refuses such a strategy; a Kubernetes hub stores it (its CRD cannot check it).
     #[error("memberSelector.byLabel of {segment}: {problem}")]
     Selector {
@@ -101,7 +101,7 @@ pub enum PlanError {
     },
 }
 
-/// Selectors that are equalities, and each group in one stage only: what Flotilla's hub checks
+/// Selectors AKS takes, and each group in one stage only: what Flotilla's hub checks
 /// on writes and a Kubernetes hub's CRD cannot.
 fn check_layout(strategy: &UpdateRunStrategy) -> Result<(), PlanError> {
     let mut stage_of: HashMap<&str, &str> = HashMap::new();
@@ -109,7 +109,7 @@ fn check_layout(strategy: &UpdateRunStrategy) -> Result<(), PlanError> {
         let selectors = std::iter::once((&stage.name, &stage.member_selector))
             .chain(stage.groups.iter().map(|g| (&g.name, &g.member_selector)));
         for (segment, selector) in selectors {
-            if let Some(Err(problem)) = selector.as_ref().map(|s| s.pairs()) {
+            if let Some(Err(problem)) = selector.as_ref().map(|s| s.selector()) {
                 return Err(PlanError::Selector {
                     segment: segment.clone(),
                     problem,

@@ -33,6 +33,38 @@ fn groups_take_members_by_group_label_or_selector() {
 }
 
 #[test]
+fn selectors_take_aks_set_based_operators() {
+    let mut fleet = members(&[("p1", "g"), ("p2", "g"), ("s1", "g"), ("d1", "g")]);
+    for (member, env, canary) in [
+        (0, "prod", false),
+        (1, "prod", true),
+        (2, "staging", false),
+        (3, "dev", false),
+    ] {
+        fleet[member].labels.insert("env".into(), env.into());
+        if canary {
+            fleet[member].labels.insert("canary".into(), "true".into());
+        }
+    }
+    let s = strategy(json!({"stages": [
+        {"name": "canaries", "memberSelector": {"byLabel": "canary,env in (prod)"}},
+        {"name": "early", "memberSelector": {"byLabel": "env!=prod,!canary"}},
+        {"name": "prod", "memberSelector": {"byLabel": "env notin (staging, dev),!canary"}}
+    ]}));
+    let stages = plan(&s, &fleet).unwrap();
+    let names = |i: usize| -> Vec<String> {
+        stages[i].groups[0]
+            .members
+            .iter()
+            .map(|m| m.name.clone())
+            .collect()
+    };
+    assert_eq!(names(0), ["p2"]);
+    assert_eq!(names(1), ["d1", "s1"]);
+    assert_eq!(names(2), ["p1"]);
+}
+
+#[test]
 fn no_strategy_means_every_member_one_by_one() {
     let stages = plan(&implicit_strategy(), &members(&[("b", "g"), ("a", "h")])).unwrap();
     assert_eq!(stages.len(), 1);
@@ -70,10 +102,10 @@ fn bad_layouts_fail_with_the_reason() {
     let nobody = strategy(json!({"stages": [{"name": "s", "groups": [{"name": "q"}]}]}));
     assert_eq!(plan(&nobody, &fleet).unwrap_err(), PlanError::Empty);
     let selector = strategy(json!({"stages": [{"name": "s", "groups": [
-        {"name": "p", "memberSelector": {"byLabel": "env!=prod"}}]}]}));
+        {"name": "p", "memberSelector": {"byLabel": "tier<3"}}]}]}));
     assert_eq!(
         plan(&selector, &fleet).unwrap_err().to_string(),
-        "memberSelector.byLabel of p: \"env!=prod\": only equality (key=value) is supported"
+        "memberSelector.byLabel of p: \"tier\": only =, !=, in, notin, exists (key) and does-not-exist (!key) are supported"
     );
     let repeated = strategy(json!({"stages": [
         {"name": "s", "groups": [{"name": "a"}]},
