@@ -19,6 +19,12 @@ pub const IMAGE_NOT_AVAILABLE: &str = "NodeImageVersionNotAvailable";
 pub const STOPPED_MESSAGE: &str = "the cluster is stopped (its agent reports power state Stopped): a stopped cluster cannot be upgraded; start it and run again to upgrade it";
 /// Error code of a member that has not reported its versions yet.
 pub const VERSIONS_UNKNOWN: &str = "MemberVersionsUnknown";
+/// Why such a member waits, and what to do: an agent reports versions only with an upgrade
+/// provider, which `flotilla member` on a real cluster does not have yet, so the wait may not
+/// end by itself. The member is looked at again whenever its MemberCluster changes.
+pub const VERSIONS_UNKNOWN_MESSAGE: &str = "the member agent has not reported the cluster's versions yet; \
+     an agent reports them only when it can upgrade the cluster (simulated members can; `flotilla member` \
+     on a real cluster cannot yet): skip the member (spec.skip, type Member) to let its group go on";
 
 /// The release side of a run, resolved once per pass.
 pub struct RunTarget<'a> {
@@ -50,7 +56,7 @@ pub fn readiness(target: &RunTarget, member: &MemberFacts, now: Timestamp) -> Re
     let Some(versions) = member.versions else {
         return Readiness::NotYet {
             code: VERSIONS_UNKNOWN.to_string(),
-            message: "the member agent has not reported the cluster's versions yet".to_string(),
+            message: VERSIONS_UNKNOWN_MESSAGE.to_string(),
             until: None,
         };
     };

@@ -296,7 +296,7 @@ fn a_member_that_never_reports_its_versions_leaves_the_run_stuck() {
     };
     assert!(reasons[0].starts_with("nothing more is due"), "{reasons:?}");
     assert!(
-        reasons[1].ends_with("the member agent has not reported the cluster's versions yet"),
+        reasons[1].ends_with(flotilla_updates::target::VERSIONS_UNKNOWN_MESSAGE),
         "{reasons:?}"
     );
     assert_eq!(starts(&f), at(&[("a1", 0)]));
