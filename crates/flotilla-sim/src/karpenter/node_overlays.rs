@@ -72,7 +72,7 @@ pub fn reconcile(
                     .contains(name)
                     .then(|| ("Conflict", "conflict with another overlay".to_string()))
             });
-        let status = status(o, failure, now);
+        let status = status(o, failure, overlaid.changed.get(name).copied(), now);
         if o.status.as_ref() != Some(&status) {
             plan.push(status_write(o, &status));
         }
@@ -81,8 +81,15 @@ pub fn reconcile(
 }
 
 /// The overlay's status: ValidationSucceeded and Ready True, or both False with `failure`'s
-/// reason and message (Ready as Karpenter's root condition: `UnhealthyDependents`).
-fn status(o: &NodeOverlay, failure: Option<(&str, String)>, now: Timestamp) -> NodeOverlayStatus {
+/// reason and message (Ready as Karpenter's root condition: `UnhealthyDependents`). Beyond
+/// Karpenter, Ready says how many offerings the overlay prices (`changed`), so an overlay
+/// whose requirements match nothing is seen at once.
+fn status(
+    o: &NodeOverlay,
+    failure: Option<(&str, String)>,
+    changed: Option<usize>,
+    now: Timestamp,
+) -> NodeOverlayStatus {
     let mut status = o.status.clone().unwrap_or_default();
     let generation = o.metadata.generation;
     let (validation, ready) = match &failure {
@@ -98,7 +105,14 @@ fn status(o: &NodeOverlay, failure: Option<(&str, String)>, now: Timestamp) -> N
                 type_: "Ready",
                 status: "True",
                 reason: "Ready",
-                message: String::new(),
+                message: match changed {
+                    Some(0) => {
+                        "matches no offering of any NodePool's instance types: it changes no price"
+                            .into()
+                    }
+                    Some(n) => format!("changes the price of {n} offering(s) across the NodePools"),
+                    None => String::new(),
+                },
                 observed_generation: generation,
             },
         ),

@@ -1639,13 +1639,34 @@ spec:
 
 /// The `type` condition of overlay `name` as `(status, reason)`.
 async fn overlay_condition(m: &Member, name: &str, type_: &str) -> Option<(String, String)> {
-    let overlay = Api::<NodeOverlay>::all(m.client.clone())
+    let c = overlay_conditions(m, name)
+        .await
+        .into_iter()
+        .find(|c| c.type_ == type_)?;
+    Some((c.status, c.reason))
+}
+
+/// The overlay's conditions (none if it is gone).
+async fn overlay_conditions(
+    m: &Member,
+    name: &str,
+) -> Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+    Api::<NodeOverlay>::all(m.client.clone())
         .get(name)
         .await
-        .ok()?;
-    let status = overlay.status?;
-    let c = status.conditions.iter().find(|c| c.type_ == type_)?;
-    Some((c.status.clone(), c.reason.clone()))
+        .ok()
+        .and_then(|o| o.status)
+        .map(|s| s.conditions)
+        .unwrap_or_default()
+}
+
+/// The message of the overlay's Ready condition.
+async fn overlay_message(m: &Member, name: &str) -> Option<String> {
+    overlay_conditions(m, name)
+        .await
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| c.message)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1708,6 +1729,34 @@ spec:
         overlay_condition(&m, "committed-d8", "Ready").await,
         Some(("True".into(), "Ready".into()))
     );
+    // Ready says what an overlay prices: the D8's six offerings (three zones, on-demand and
+    // spot) for the one pool; an overlay naming a type no pool offers prices nothing.
+    m.apply::<NodeOverlay>(
+        r#"
+apiVersion: karpenter.sh/v1alpha1
+kind: NodeOverlay
+metadata: {name: typo}
+spec:
+  requirements:
+  - {key: node.kubernetes.io/instance-type, operator: In, values: [Standard_D8_v5]}
+  priceAdjustment: "-10%"
+"#,
+    )
+    .await;
+    m.run(Duration::from_secs(10), 5 * SECOND, &mut |_| {})
+        .await;
+    assert_eq!(
+        overlay_message(&m, "committed-d8").await.as_deref(),
+        Some("changes the price of 6 offering(s) across the NodePools")
+    );
+    assert_eq!(
+        overlay_message(&m, "typo").await.as_deref(),
+        Some("matches no offering of any NodePool's instance types: it changes no price")
+    );
+    Api::<NodeOverlay>::all(m.client.clone())
+        .delete("typo", &Default::default())
+        .await
+        .unwrap();
     assert_eq!(
         overlay_condition(&m, "a-clash", "ValidationSucceeded").await,
         Some(("False".into(), "Conflict".into()))
