@@ -36,22 +36,6 @@ const NODE_POOLS: &[(&str, &str)] = &[
     node_example!("nodepool-gradual.yaml"),
 ];
 
-/// The member's NodePool schema.
-fn node_pool_schema() -> Value {
-    let crd = member_crds()
-        .into_iter()
-        .find(|c| c.spec.names.kind == "NodePool")
-        .expect("members serve NodePool");
-    serde_json::to_value(
-        &crd.spec.versions[0]
-            .schema
-            .as_ref()
-            .unwrap()
-            .open_api_v3_schema,
-    )
-    .unwrap()
-}
-
 fn messages(kind: &str, new: &Value, old: Option<&Value>) -> Vec<String> {
     validate("karpenter.sh", kind, new, old, served())
         .iter()
@@ -82,6 +66,13 @@ fn member_schemas() -> std::collections::BTreeMap<String, Value> {
             )
         })
         .collect()
+}
+
+/// The schema of the member kind `kind` (its storage version).
+fn member_schema(kind: &str) -> Value {
+    member_schemas()
+        .remove(kind)
+        .unwrap_or_else(|| panic!("members serve {kind}"))
 }
 
 /// Every example of `examples/nodes/` applies to a simulated member (its kind's schema and
@@ -161,7 +152,7 @@ fn examples_carry_what_karpenter_v1_requires() {
 
 #[test]
 fn seed_node_pools_apply_unchanged() {
-    let schema = node_pool_schema();
+    let schema = member_schema("NodePool");
     for (file, yaml) in NODE_POOLS {
         let object: Value = serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{file}: {e}"));
         let typed: NodePool =
@@ -187,7 +178,7 @@ fn seed_node_pools_apply_unchanged() {
 
 #[test]
 fn schema_rejects_out_of_range_budgets_and_durations() {
-    let schema = node_pool_schema();
+    let schema = member_schema("NodePool");
     let cases = [
         (
             json!({"disruption": {"budgets": [{"nodes": "1000%"}]}}),
@@ -316,7 +307,7 @@ fn static_pools_keep_their_mode_and_take_only_a_node_limit() {
         messages("NodePool", &fixed, Some(&dynamic)),
         vec![transition]
     );
-    let schema = node_pool_schema();
+    let schema = member_schema("NodePool");
     let negative = pool(json!({"replicas": -1}));
     assert!(
         !violations(&schema, &negative).is_empty(),
@@ -394,14 +385,7 @@ fn node_overlays_follow_karpenters_schema_and_rules() {
         crd.spec.names.short_names,
         Some(vec!["overlays".to_string()])
     );
-    let schema = serde_json::to_value(
-        &crd.spec.versions[0]
-            .schema
-            .as_ref()
-            .unwrap()
-            .open_api_v3_schema,
-    )
-    .unwrap();
+    let schema = member_schema("NodeOverlay");
     let good = [
         json!({"requirements": [{"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["D"]}],
                "priceAdjustment": "-15%", "weight": 10}),
@@ -498,14 +482,14 @@ fn aks_node_classes_follow_the_providers_schema_and_rules() {
         .into_iter()
         .find(|c| c.spec.names.kind == "AKSNodeClass")
         .expect("members serve AKSNodeClass");
-    let version = crd
+    let storage = crd
         .spec
         .versions
         .iter()
-        .find(|v| v.name == "v1beta1")
-        .expect("v1beta1");
-    let schema =
-        serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema).unwrap();
+        .find(|v| v.storage)
+        .map(|v| v.name.as_str());
+    assert_eq!(storage, Some("v1beta1"));
+    let schema = member_schema("AKSNodeClass");
     let dns = json!({"mode": "Required",
         "vnetDNSOverrides": [zone(".", "VnetDNS"), zone("cluster.local", "ClusterCoreDNS")],
         "kubeDNSOverrides": [zone(".", "ClusterCoreDNS"), zone("cluster.local", "ClusterCoreDNS")]});
